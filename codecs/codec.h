@@ -1,0 +1,69 @@
+/* The codec interface: one table per format (libarchive's bidding formats,
+ * squashfuse's decompressor table). registry.c is the only list of codecs.
+ *
+ * Flow: the core reads the first bytes of a file and asks every codec to bid;
+ * the highest bid wins. open() then indexes the structure only (where each
+ * tensor's bytes are), checking every count and size against the bytes left
+ * before use; nothing is decoded until a view is read. edit() turns a change
+ * of one node into a patch over the source bytes.
+ *
+ * Codecs never print, never touch FUSE and never do I/O: the core hands them
+ * the source bytes (m->base, m->size) and the sidecar, if any.
+ */
+#ifndef MFS_CODEC_H
+#define MFS_CODEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "edit.h"
+#include "model.h"
+
+#define MFS_HEAD_MAX 512   /* bytes a codec's bid() sees at most */
+
+struct mfs_codec {
+	const char *name;     /* "primitiv", "tennis", "daphne", "plearn" */
+	const char *sidecar;  /* suffix of a sidecar file kept in step (".meta"), or NULL */
+
+	/* 0 = not mine; else roughly the bits of evidence verified (a 4-byte magic
+	 * is 32, a matching extension 8). head holds min(size, MFS_HEAD_MAX)
+	 * bytes; name is the file name (last component). Cheap: called for every
+	 * file of a listed directory. */
+	int (*bid)(const uint8_t *head, size_t n, uint64_t size, const char *name);
+
+	/* Build m->nodes / m->tensors (mfs_add_*) from m->base, m->size and the
+	 * sidecar. Return 0, or -errno with a message; -ENOTSUP means "not a
+	 * model after all" and passes the file through without an error line. */
+	int (*open)(struct mfs_model *m, struct mfs_err *err);
+
+	/* Free m->priv (optional). */
+	void (*close)(struct mfs_model *m);
+
+	/* Express edit e (see edit.h) as a patch over the source: the spans it
+	 * replaces, including length fields that depend on it, and the new
+	 * sidecar content when one must follow. Bytes not in a span are kept, so
+	 * an unchanged file is byte-identical. Refuse what the format cannot
+	 * hold with -EINVAL / -ERANGE and a message. */
+	int (*edit)(struct mfs_model *m, const struct mfs_edit *e, struct mfs_patch *p,
+		    struct mfs_err *err);
+};
+
+extern const struct mfs_codec *const mfs_codecs[];  /* NULL-terminated */
+
+/* The codec that bids highest on a file, or NULL. */
+const struct mfs_codec *mfs_probe(const uint8_t *head, size_t n, uint64_t size,
+				  const char *name);
+
+/* Open name in dirfd (O_NOFOLLOW: a symbolic link is never parsed), map it,
+ * read the codec's sidecar, and index it. codec NULL probes. Returns 0,
+ * -ENOTSUP (not a model), or -errno with a message. */
+int mfs_model_open(struct mfs_model **out, int dirfd, const char *name,
+		   const struct mfs_codec *codec, struct mfs_err *err);
+/* Index bytes held in memory (tests, fuzzing, validation). The buffers must
+ * outlive the model. side may be NULL (no sidecar). */
+int mfs_model_open_mem(struct mfs_model **out, const void *buf, size_t len,
+		       const char *name, const void *side, size_t side_len,
+		       const struct mfs_codec *codec, struct mfs_err *err);
+void mfs_model_free(struct mfs_model *m);
+
+#endif

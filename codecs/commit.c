@@ -1,0 +1,479 @@
+/* Crash-safe commits of patches to source files (see commit.h): a rollback
+ * journal for same-size patches, temporary file + rename for the rest. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <dirent.h>
+
+#include "bytes.h"
+#include "codec.h"
+#include "commit.h"
+#include "guard.h"
+
+#define JOURNAL_MAGIC "MFSJRNL1"
+#define JOURNAL_END "MFSJEND!"
+#define JOURNAL_SUFFIX ".mfs-journal"
+#define TMP_MARK ".mfs-tmp."
+#define COPY_CHUNK (1u << 20)
+
+bool mfs_private_name(const char *name)
+{
+	size_t n = strlen(name), sl = strlen(JOURNAL_SUFFIX);
+	if (name[0] != '.')
+		return false;
+	if (n > sl && strcmp(name + n - sl, JOURNAL_SUFFIX) == 0)
+		return true;
+	return strstr(name, TMP_MARK) != NULL;
+}
+
+/* ".<name>.mfs-journal", or a hashed form when name is too long. */
+static void journal_name(const char *name, char out[256])
+{
+	size_t n = strlen(name);
+	if (n + 1 + strlen(JOURNAL_SUFFIX) <= 255)
+		snprintf(out, 256, ".%s%s", name, JOURNAL_SUFFIX);
+	else
+		snprintf(out, 256, ".mfs-%016llx%s",
+			 (unsigned long long)mfs_hash64(name, n, 0x6a726e6c), JOURNAL_SUFFIX);
+}
+
+static int tmp_open(int dirfd, const char *name, char out[256], struct mfs_err *err)
+{
+	for (int tries = 0; tries < 100; tries++) {
+		uint64_t rnd;
+		if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
+			rnd = (uint64_t)getpid() * 0x9e3779b97f4a7c15ull + (uint64_t)tries;
+		snprintf(out, 256, ".%.200s%s%012llx", name, TMP_MARK,
+			 (unsigned long long)(rnd & 0xffffffffffffull));
+		int fd = openat(dirfd, out, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+		if (fd >= 0)
+			return fd;
+		if (errno != EEXIST)
+			return mfs_error(err, errno, "cannot create a temporary file beside %s: %s", name,
+					 strerror(errno));
+	}
+	return mfs_error(err, EEXIST, "cannot find a free temporary name beside %s", name);
+}
+
+static int write_all(int fd, const void *buf, size_t len, uint64_t off)
+{
+	const char *p = buf;
+	while (len) {
+		ssize_t n = pwrite(fd, p, len, (off_t)off);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+static int read_all(int fd, void *buf, size_t len, uint64_t off)
+{
+	char *p = buf;
+	while (len) {
+		ssize_t n = pread(fd, p, len, (off_t)off);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			return -EIO;  /* the file shrank */
+		p += n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+/* Copy [off, off + len) of src to dst at doff: in-kernel when possible. */
+static int copy_range(int src, uint64_t off, int dst, uint64_t doff, uint64_t len, char *buf)
+{
+	bool kernel = true;
+	while (len) {
+		size_t n = len > COPY_CHUNK * 64ull ? COPY_CHUNK * 64u : (size_t)len;
+		if (kernel) {
+			loff_t in = (loff_t)off, out = (loff_t)doff;
+			ssize_t r = copy_file_range(src, &in, dst, &out, n, 0);
+			if (r > 0) {
+				off += (uint64_t)r;
+				doff += (uint64_t)r;
+				len -= (uint64_t)r;
+				continue;
+			}
+			if (r == 0)
+				return -EIO;
+			if (errno == EINTR)
+				continue;
+			if (errno != EXDEV && errno != ENOSYS && errno != EINVAL && errno != EOPNOTSUPP)
+				return -errno;
+			kernel = false;
+		}
+		n = len > COPY_CHUNK ? COPY_CHUNK : (size_t)len;
+		int r = read_all(src, buf, n, off);
+		if (r == 0)
+			r = write_all(dst, buf, n, doff);
+		if (r < 0)
+			return r;
+		off += n;
+		doff += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* The file is still the one the model was made from. */
+static int same_file(int dirfd, const char *name, const struct mfs_model *m, struct stat *out,
+		     struct mfs_err *err)
+{
+	struct stat now, then;
+	if (fstatat(dirfd, name, &now, AT_SYMLINK_NOFOLLOW) < 0)
+		return mfs_error(err, errno, "%s: %s", name, strerror(errno));
+	if (m->fd < 0 || fstat(m->fd, &then) < 0)
+		return mfs_error(err, EBADF, "internal error: no source descriptor");
+	if (now.st_dev != then.st_dev || now.st_ino != then.st_ino ||
+	    (uint64_t)now.st_size != m->size)
+		return mfs_error(err, EAGAIN, "%s changed outside the mount meanwhile; nothing written",
+				 name);
+	if (out)
+		*out = now;
+	return 0;
+}
+
+/* Replace name in dirfd by data written by fill(), atomically. */
+struct rewrite {
+	int (*fill)(int fd, void *arg, struct mfs_err *err);
+	void *arg;
+	const struct mfs_codec *validate;  /* index the new file before it replaces the old */
+	const struct stat *mode_from;      /* keep mode and owner of this file */
+};
+
+static int replace_file(int dirfd, const char *name, const struct rewrite *rw,
+			const struct mfs_commit_opts *o, struct mfs_err *err)
+{
+	char tmp[256];
+	int fd = tmp_open(dirfd, name, tmp, err);
+	if (fd < 0)
+		return fd;
+	int r = rw->fill(fd, rw->arg, err);
+	if (r == 0 && rw->mode_from) {
+		if (fchmod(fd, rw->mode_from->st_mode & 07777) < 0)
+			r = mfs_error(err, errno, "cannot set the mode: %s", strerror(errno));
+		else if (fchown(fd, rw->mode_from->st_uid, rw->mode_from->st_gid) < 0 && errno != EPERM)
+			r = mfs_error(err, errno, "cannot set the owner: %s", strerror(errno));
+	}
+	if (r == 0 && !o->no_fsync && fsync(fd) < 0)
+		r = mfs_error(err, errno, "fsync: %s", strerror(errno));
+	if (close(fd) < 0 && r == 0)
+		r = mfs_error(err, errno, "close: %s", strerror(errno));
+	if (r == 0 && rw->validate) {
+		struct mfs_model *check;
+		struct mfs_err verr = {0};
+		r = mfs_model_open(&check, dirfd, tmp, rw->validate, &verr);
+		if (r == 0)
+			mfs_model_free(check);
+		else
+			r = mfs_error(err, EINVAL, "the new content does not read back (%s); nothing written",
+				      verr.msg);
+	}
+	if (r == 0 && renameat(dirfd, tmp, dirfd, name) < 0)
+		r = mfs_error(err, errno, "rename over %s: %s", name, strerror(errno));
+	if (r < 0) {
+		unlinkat(dirfd, tmp, 0);
+		return r;
+	}
+	if (!o->no_fsync && fsync(dirfd) < 0)
+		return mfs_error(err, errno, "fsync of the directory: %s", strerror(errno));
+	return 0;
+}
+
+struct patched {
+	const struct mfs_model *m;
+	const struct mfs_patch *p;
+};
+
+static int fill_patched(int fd, void *arg, struct mfs_err *err)
+{
+	const struct patched *pa = arg;
+	const struct mfs_patch *p = pa->p;
+	char *buf = malloc(COPY_CHUNK);
+	if (!buf)
+		return mfs_error(err, ENOMEM, "out of memory");
+	uint64_t src = 0, dst = 0;
+	int r = 0;
+	for (size_t i = 0; i <= p->n && r == 0; i++) {
+		uint64_t next = i < p->n ? p->spans[i].off : pa->m->size;
+		if (next > src)
+			r = copy_range(pa->m->fd, src, fd, dst, next - src, buf);
+		dst += next - src;
+		if (r || i == p->n)
+			break;
+		const struct mfs_span *s = &p->spans[i];
+		if (s->dlen)
+			r = write_all(fd, s->data, (size_t)s->dlen, dst);
+		dst += s->dlen;
+		src = s->off + s->len;
+	}
+	free(buf);
+	if (r < 0 && !err->code)
+		return mfs_error(err, -r, "cannot write the new file: %s", strerror(-r));
+	return r;
+}
+
+struct bytes_arg {
+	const uint8_t *data;
+	size_t len;
+};
+
+static int fill_bytes(int fd, void *arg, struct mfs_err *err)
+{
+	const struct bytes_arg *b = arg;
+	int r = write_all(fd, b->data, b->len, 0);
+	return r < 0 ? mfs_error(err, -r, "cannot write: %s", strerror(-r)) : 0;
+}
+
+/* ---- in place, under a rollback journal ------------------------------- */
+
+static int journal_write(int jfd, const char *name, const struct stat *st,
+			 const struct mfs_model *m, const struct mfs_patch *p, struct mfs_err *err)
+{
+	/* Header, then (offset, length, old bytes) per span, then a checksum
+	 * of everything before it and an end mark: a torn journal is ignored. */
+	size_t nl = strlen(name);
+	uint64_t total = 8 + 8 * 5 + nl;
+	for (size_t i = 0; i < p->n; i++)
+		total += 16 + p->spans[i].len;
+	total += 16;
+	if (total > SIZE_MAX)
+		return mfs_error(err, EFBIG, "journal too large");
+	uint8_t *j = malloc((size_t)total);
+	if (!j)
+		return mfs_error(err, ENOMEM, "out of memory");
+	uint8_t *o = j;
+	memcpy(o, JOURNAL_MAGIC, 8);
+	o += 8;
+	mfs_put_le64(o, (uint64_t)st->st_dev), o += 8;
+	mfs_put_le64(o, (uint64_t)st->st_ino), o += 8;
+	mfs_put_le64(o, m->size), o += 8;
+	mfs_put_le64(o, p->n), o += 8;
+	mfs_put_le64(o, nl), o += 8;
+	memcpy(o, name, nl), o += nl;
+	int r = 0;
+	for (size_t i = 0; i < p->n && r == 0; i++) {
+		mfs_put_le64(o, p->spans[i].off), o += 8;
+		mfs_put_le64(o, p->spans[i].len), o += 8;
+		r = read_all(m->fd, o, (size_t)p->spans[i].len, p->spans[i].off);
+		o += p->spans[i].len;
+	}
+	if (r < 0) {
+		free(j);
+		return mfs_error(err, -r, "cannot read the bytes to save: %s", strerror(-r));
+	}
+	mfs_put_le64(o, mfs_hash64(j, (size_t)(o - j), 0x6a726e6c)), o += 8;
+	memcpy(o, JOURNAL_END, 8);
+	r = write_all(jfd, j, (size_t)total, 0);
+	free(j);
+	return r < 0 ? mfs_error(err, -r, "cannot write the journal: %s", strerror(-r)) : 0;
+}
+
+static int commit_inplace(int dirfd, const struct mfs_model *m, const struct mfs_patch *p,
+			  const struct stat *st, const struct mfs_commit_opts *o,
+			  struct mfs_err *err)
+{
+	char jn[256];
+	journal_name(m->name, jn);
+	int r = mfs_recover_file(dirfd, m->name, err);  /* a stale one would block us */
+	if (r < 0)
+		return r;
+	int jfd = openat(dirfd, jn, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (jfd < 0)
+		return mfs_error(err, errno, "cannot create the journal: %s", strerror(errno));
+	r = journal_write(jfd, m->name, st, m, p, err);
+	if (r == 0 && !o->no_fsync && (fsync(jfd) < 0 || fsync(dirfd) < 0))
+		r = mfs_error(err, errno, "fsync of the journal: %s", strerror(errno));
+	close(jfd);
+	if (r < 0) {
+		unlinkat(dirfd, jn, 0);
+		return r;
+	}
+	/* From here until the journal is gone, a crash rolls back. */
+	int fd = openat(dirfd, m->name, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+	struct stat now;
+	if (fd < 0 || fstat(fd, &now) < 0 || now.st_ino != st->st_ino || now.st_dev != st->st_dev) {
+		r = mfs_error(err, fd < 0 ? errno : EAGAIN, "cannot reopen %s for writing", m->name);
+		if (fd >= 0)
+			close(fd);
+		unlinkat(dirfd, jn, 0);
+		return r;
+	}
+	for (size_t i = 0; i < p->n && r == 0; i++) {
+		int w = write_all(fd, p->spans[i].data, (size_t)p->spans[i].dlen, p->spans[i].off);
+		if (w < 0)
+			r = mfs_error(err, -w, "write: %s", strerror(-w));
+	}
+	if (r == 0 && !o->no_fsync && fsync(fd) < 0)
+		r = mfs_error(err, errno, "fsync: %s", strerror(errno));
+	close(fd);
+	if (r < 0) {
+		/* Put the old bytes back now rather than at the next mount. */
+		struct mfs_err rerr = {0};
+		mfs_recover_file(dirfd, m->name, &rerr);
+		return r;
+	}
+	if (unlinkat(dirfd, jn, 0) < 0)
+		return mfs_error(err, errno, "cannot remove the journal: %s", strerror(errno));
+	if (!o->no_fsync && fsync(dirfd) < 0)
+		return mfs_error(err, errno, "fsync of the directory: %s", strerror(errno));
+	return 0;
+}
+
+int mfs_commit(int dirfd, const struct mfs_model *m, const struct mfs_patch *p,
+	       const struct mfs_commit_opts *opts, struct mfs_err *err)
+{
+	static const struct mfs_commit_opts defaults;
+	const struct mfs_commit_opts *o = opts ? opts : &defaults;
+	struct stat st;
+	int r = same_file(dirfd, m->name, m, &st, err);
+	if (r < 0)
+		return r;
+	if (p->n) {
+		if (!o->no_inplace && mfs_patch_same_size(p)) {
+			r = commit_inplace(dirfd, m, p, &st, o, err);
+		} else {
+			struct patched pa = {m, p};
+			struct rewrite rw = {fill_patched, &pa, m->codec, &st};
+			r = replace_file(dirfd, m->name, &rw, o, err);
+		}
+		if (r < 0)
+			return r;
+	}
+	if (p->has_sidecar && m->codec->sidecar) {
+		char side[512];
+		snprintf(side, sizeof(side), "%s%s", m->name, m->codec->sidecar);
+		struct stat sst;
+		bool have = fstatat(dirfd, side, &sst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(sst.st_mode);
+		struct bytes_arg b = {p->sidecar, p->sidecar_len};
+		struct rewrite rw = {fill_bytes, &b, NULL, have ? &sst : &st};
+		r = replace_file(dirfd, side, &rw, o, err);
+		if (r < 0)
+			return mfs_error_prefix(err, "the data was written but its sidecar %s was not",
+						side);
+	}
+	return 0;
+}
+
+/* ---- recovery ------------------------------------------------------------ */
+
+static int recover_journal(int dirfd, const char *jn, struct mfs_err *err)
+{
+	int jfd = openat(dirfd, jn, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (jfd < 0)
+		return errno == ENOENT ? 0 : mfs_error(err, errno, "cannot open %s", jn);
+	struct stat js;
+	uint8_t *j = NULL;
+	int r = 0;
+	if (fstat(jfd, &js) < 0 || js.st_size < 64 || js.st_size > (1ll << 40))
+		goto drop;
+	j = malloc((size_t)js.st_size);
+	if (!j) {
+		close(jfd);
+		return mfs_error(err, ENOMEM, "out of memory");
+	}
+	if (read_all(jfd, j, (size_t)js.st_size, 0) < 0)
+		goto drop;
+	size_t len = (size_t)js.st_size;
+	if (memcmp(j, JOURNAL_MAGIC, 8) != 0 || memcmp(j + len - 8, JOURNAL_END, 8) != 0 ||
+	    mfs_le64(j + len - 16) != mfs_hash64(j, len - 16, 0x6a726e6c))
+		goto drop;  /* torn: the patch never started */
+	uint64_t dev = mfs_le64(j + 8), ino = mfs_le64(j + 16), size = mfs_le64(j + 24);
+	uint64_t n = mfs_le64(j + 32), nl = mfs_le64(j + 40);
+	if (nl > 255 || 48 + nl > len - 16)
+		goto drop;
+	char name[256];
+	memcpy(name, j + 48, (size_t)nl);
+	name[nl] = '\0';
+	int fd = openat(dirfd, name, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0 || (uint64_t)st.st_dev != dev ||
+	    (uint64_t)st.st_ino != ino || (uint64_t)st.st_size != size) {
+		/* The file was replaced since: the journal is about another file. */
+		if (fd >= 0)
+			close(fd);
+		goto drop;
+	}
+	const uint8_t *q = j + 48 + nl, *end = j + len - 16;
+	for (uint64_t i = 0; i < n && r == 0; i++) {
+		if (end - q < 16)
+			break;
+		uint64_t off = mfs_le64(q), l = mfs_le64(q + 8);
+		q += 16;
+		if (l > (uint64_t)(end - q) || off + l > size)
+			break;
+		int w = write_all(fd, q, (size_t)l, off);
+		if (w < 0)
+			r = mfs_error(err, -w, "cannot roll back %s: %s", name, strerror(-w));
+		q += l;
+	}
+	if (r == 0 && fsync(fd) < 0)
+		r = mfs_error(err, errno, "fsync: %s", strerror(errno));
+	close(fd);
+	free(j);
+	close(jfd);
+	if (r < 0)
+		return r;  /* keep the journal: try again later */
+	unlinkat(dirfd, jn, 0);
+	fsync(dirfd);
+	return 1;
+drop:
+	free(j);
+	close(jfd);
+	unlinkat(dirfd, jn, 0);
+	return 0;
+}
+
+int mfs_recover_file(int dirfd, const char *name, struct mfs_err *err)
+{
+	char jn[256];
+	journal_name(name, jn);
+	return recover_journal(dirfd, jn, err);
+}
+
+int mfs_recover_dir(int dirfd, struct mfs_err *err)
+{
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return mfs_error(err, errno, "cannot list the directory: %s", strerror(errno));
+	DIR *d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return mfs_error(err, errno, "cannot list the directory: %s", strerror(errno));
+	}
+	int r = 0, found = 0;
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		if (!mfs_private_name(e->d_name))
+			continue;
+		size_t n = strlen(e->d_name), sl = strlen(JOURNAL_SUFFIX);
+		if (n > sl && strcmp(e->d_name + n - sl, JOURNAL_SUFFIX) == 0) {
+			int x = recover_journal(dirfd, e->d_name, err);
+			if (x < 0)
+				r = x;
+			else
+				found += x;
+		} else {
+			unlinkat(dirfd, e->d_name, 0);
+		}
+	}
+	closedir(d);
+	return r < 0 ? r : found;
+}

@@ -1,0 +1,41 @@
+/* Committing a patch to a source file, crash-safely (SQLite's atomic commit):
+ *
+ * - full rewrite: the new content is written beside the file under a private
+ *   temporary name, fsynced, checked by indexing it again with the same codec,
+ *   renamed over the original (mode and owner kept), and the directory is
+ *   fsynced;
+ * - in place, when every span keeps its length: the old bytes go to a
+ *   rollback journal beside the file (fsynced), the file is patched and
+ *   fsynced, then the journal is removed. A journal found later means the
+ *   patch may be half done: mfs_recover_*() writes the old bytes back.
+ *
+ * After a crash at any moment the file holds the old or the new content.
+ * A sidecar in the patch is replaced afterwards by temporary file + rename.
+ */
+#ifndef MFS_COMMIT_H
+#define MFS_COMMIT_H
+
+#include <stdbool.h>
+
+#include "edit.h"
+#include "model.h"
+
+struct mfs_commit_opts {
+	bool no_inplace;    /* always rewrite the whole file */
+	bool no_fsync;      /* tests only: skip fsync (not crash-safe) */
+};
+
+/* Apply p, made against model m, to m->name in dirfd. m->fd must be the
+ * source that m was indexed from. */
+int mfs_commit(int dirfd, const struct mfs_model *m, const struct mfs_patch *p,
+	       const struct mfs_commit_opts *opts, struct mfs_err *err);
+
+/* Roll back an interrupted in-place patch of name, if a journal says so, and
+ * remove the journal. Returns 1 if something was rolled back, 0 if not. */
+int mfs_recover_file(int dirfd, const char *name, struct mfs_err *err);
+/* Recover every journal and remove every leftover temporary file in dirfd. */
+int mfs_recover_dir(int dirfd, struct mfs_err *err);
+/* Names of our temporary and journal files (hidden from the mount). */
+bool mfs_private_name(const char *name);
+
+#endif

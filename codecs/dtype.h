@@ -1,0 +1,42 @@
+/* Element types of tensors, format-neutral, with their NumPy names. */
+#ifndef MFS_DTYPE_H
+#define MFS_DTYPE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum mfs_dtype {
+	MFS_DT_INVALID = 0,
+	MFS_DT_I8, MFS_DT_U8, MFS_DT_I16, MFS_DT_U16,
+	MFS_DT_I32, MFS_DT_U32, MFS_DT_I64, MFS_DT_U64,
+	MFS_DT_F16, MFS_DT_F32, MFS_DT_F64,
+	MFS_DT_BOOL,
+	MFS_DT_C32,    /* two float16 (TenniS COMPLEX32); no NumPy equivalent */
+	MFS_DT_C64, MFS_DT_C128,
+	MFS_DT_CHAR8,  /* a string: values.txt is its bytes; data.npy is uint8 */
+	MFS_DT_CHAR16, MFS_DT_CHAR32,
+	MFS_DT_VOID,   /* zero-sized elements */
+	MFS_DT_OPAQUE, /* bytes with no numeric meaning; size and name per tensor */
+	MFS_DT_COUNT
+};
+
+enum mfs_dkind {
+	MFS_DK_SIGNED, MFS_DK_UNSIGNED, MFS_DK_FLOAT, MFS_DK_BOOL,
+	MFS_DK_COMPLEX, MFS_DK_CHAR, MFS_DK_OPAQUE,
+};
+
+struct mfs_dtype_info {
+	const char *name;     /* NumPy name, or the format's own lower-case name */
+	const char *npy;      /* .npy descr ("<f4"), NULL when there is no .npy view */
+	uint8_t size;         /* bytes per element; 0 for void and opaque (per tensor) */
+	uint8_t kind;         /* enum mfs_dkind */
+	bool numeric;         /* has values.txt */
+};
+
+const struct mfs_dtype_info *mfs_dtype_info(enum mfs_dtype dt);
+
+/* NumPy descr ("<f4", "|u1", ...) to dtype; MFS_DT_INVALID if unknown. */
+enum mfs_dtype mfs_dtype_from_npy(const char *descr, size_t len);
+
+#endif

@@ -1,0 +1,35 @@
+/* Private parts of a model, shared by the tree code and the views. */
+#ifndef MFS_MODEL_IMPL_H
+#define MFS_MODEL_IMPL_H
+
+#include <pthread.h>
+
+#include "arena.h"
+#include "model.h"
+
+struct mfs_model_impl {
+	struct mfs_arena arena;
+	uint32_t cap_nodes, cap_tensors, cap_frames;
+	mfs_id *last;               /* last child of each node, while building */
+	/* (parent, name) -> node id, open addressing; slot value MFS_NONE = empty */
+	mfs_id *slots;
+	uint32_t nslots;            /* power of two */
+	int build_err;              /* first failure while building (positive errno) */
+	char build_msg[128];
+	pthread_mutex_t cache_lock; /* guards mfs_tensor.cache creation */
+	void *map;                  /* the mapping to unmap, or NULL */
+	size_t map_len;
+	uint8_t *sidecar_buf;       /* owned copy of the sidecar */
+	bool owns_fd;
+};
+
+/* Frees the caches the views hang on tensors (view_values.c). */
+void mfs_tcache_free(struct mfs_tcache *c);
+void mfs_frame_cache_free(struct mfs_chunked *c);  /* view_csv.c */
+
+
+
+/* model.c */
+mfs_id mfs_model_add_root(struct mfs_model *m);
+int mfs_model_build_error(const struct mfs_model *m, struct mfs_err *err);
+#endif

@@ -1,0 +1,60 @@
+/* Numbers as text: shortest round-trip formatting and strict parsing.
+ *
+ * Formatting writes the shortest decimal that reads back to the same value of
+ * the element's own type (float32 0.1 is "0.1"), in the style of Python's
+ * repr without the ".0": fixed notation when the decimal exponent e of
+ * d.ddd x 10^e is in [-5, 16), else "1.5e+38" / "1e-05" (sign and at least two
+ * exponent digits). Special values: "nan", "-nan" (sign bit set), "inf",
+ * "-inf", "-0". Integers in decimal, bool as 0/1, complex as "re+imj".
+ * No function writes a NUL; each returns the number of bytes written, at most
+ * MFS_NUM_MAX.
+ *
+ * Parsing takes one token (no surrounding blanks) and returns 0, -EINVAL when
+ * the token is not a number of that type, or -ERANGE when it is a number that
+ * the type cannot hold (1e39 into float32, 256 into uint8, 1.5 into int32 is
+ * -EINVAL). Floats accept decimal and scientific forms, "nan", "inf",
+ * "infinity" in any case with an optional sign; values that underflow round
+ * to zero or a subnormal as IEEE says. Integers accept an optional sign
+ * (no '+' check beyond that), decimal digits only.
+ *
+ * Thread-safe, no allocation. Floats are formatted by Dragonbox and parsed by
+ * fast_float (Debian's libdragonbox-dev and libfast-float-dev) behind a small
+ * C++ shim; float16 is handled here.
+ */
+#ifndef MFS_NUMTEXT_H
+#define MFS_NUMTEXT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dtype.h"
+
+#define MFS_NUM_MAX 64  /* enough for any element, complex128 included */
+
+size_t mfs_fmt_f16(char *out, uint16_t bits);
+size_t mfs_fmt_f32(char *out, float v);
+size_t mfs_fmt_f64(char *out, double v);
+size_t mfs_fmt_i64(char *out, int64_t v);
+size_t mfs_fmt_u64(char *out, uint64_t v);
+
+int mfs_parse_f16(const char *s, size_t n, uint16_t *out);
+int mfs_parse_f32(const char *s, size_t n, float *out);
+int mfs_parse_f64(const char *s, size_t n, double *out);
+int mfs_parse_i64(const char *s, size_t n, int64_t min, int64_t max, int64_t *out);
+int mfs_parse_u64(const char *s, size_t n, uint64_t max, uint64_t *out);
+
+/* IEEE binary16 conversions; to-half rounds to nearest, ties to even. */
+float mfs_f16_to_f32(uint16_t h);
+uint16_t mfs_f64_to_f16(double d);
+
+/* One element of dtype dt, stored little-endian at src (unaligned is fine).
+ * Numeric dtypes only (mfs_dtype_info(dt)->numeric); CHAR8 formats as the
+ * unsigned byte value. */
+size_t mfs_fmt_elem(char *out, enum mfs_dtype dt, const void *src);
+
+/* Parse one token into one element of dt, written little-endian at dst.
+ * bool accepts 0/1 (and true/false, True/False); complex accepts "re+imj",
+ * "re-imj", "(re+imj)", "imj" and a plain real. */
+int mfs_parse_elem(enum mfs_dtype dt, const char *s, size_t n, void *dst);
+
+#endif

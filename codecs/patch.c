@@ -1,0 +1,237 @@
+/* Patches: the spans of a source that an edit replaces (see edit.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bytes.h"
+#include "edit.h"
+
+struct mfs_patch_buf {
+	struct mfs_patch_buf *next;
+	_Alignas(16) uint8_t data[];
+};
+
+void mfs_patch_init(struct mfs_patch *p)
+{
+	memset(p, 0, sizeof(*p));
+}
+
+void mfs_patch_free(struct mfs_patch *p)
+{
+	struct mfs_patch_buf *b = p->bufs;
+	while (b) {
+		struct mfs_patch_buf *n = b->next;
+		free(b);
+		b = n;
+	}
+	free(p->spans);
+	free(p->sidecar);
+	mfs_patch_init(p);
+}
+
+static struct mfs_span *new_span(struct mfs_patch *p)
+{
+	if (p->n == p->cap) {
+		size_t nc = p->cap ? p->cap * 2 : 16;
+		struct mfs_span *s = realloc(p->spans, nc * sizeof(*s));
+		if (!s)
+			return NULL;
+		p->spans = s;
+		p->cap = nc;
+	}
+	return &p->spans[p->n++];
+}
+
+int mfs_patch_ref(struct mfs_patch *p, uint64_t off, uint64_t len, const void *data,
+		  uint64_t dlen)
+{
+	struct mfs_span *s = new_span(p);
+	if (!s)
+		return -ENOMEM;
+	s->off = off;
+	s->len = len;
+	s->data = data;
+	s->dlen = dlen;
+	return 0;
+}
+
+uint8_t *mfs_patch_alloc(struct mfs_patch *p, uint64_t off, uint64_t len, uint64_t dlen)
+{
+	if (dlen > SIZE_MAX - sizeof(struct mfs_patch_buf))
+		return NULL;
+	struct mfs_patch_buf *b = malloc(sizeof(*b) + (size_t)dlen);
+	if (!b)
+		return NULL;
+	struct mfs_span *s = new_span(p);
+	if (!s) {
+		free(b);
+		return NULL;
+	}
+	s->off = off;
+	s->len = len;
+	s->data = b->data;
+	s->dlen = dlen;
+	b->next = p->bufs;
+	p->bufs = b;
+	return b->data;
+}
+
+void *mfs_patch_keep(struct mfs_patch *p, uint64_t size)
+{
+	if (size > SIZE_MAX - sizeof(struct mfs_patch_buf))
+		return NULL;
+	struct mfs_patch_buf *b = malloc(sizeof(*b) + (size_t)size);
+	if (!b)
+		return NULL;
+	b->next = p->bufs;
+	p->bufs = b;
+	return b->data;
+}
+
+int mfs_patch_put(struct mfs_patch *p, uint64_t off, uint64_t len, const void *data,
+		  uint64_t dlen)
+{
+	uint8_t *d = mfs_patch_alloc(p, off, len, dlen);
+	if (!d)
+		return -ENOMEM;
+	if (dlen)
+		memcpy(d, data, (size_t)dlen);
+	return 0;
+}
+
+int mfs_patch_set_sidecar(struct mfs_patch *p, const void *data, size_t len)
+{
+	uint8_t *d = malloc(len ? len : 1);
+	if (!d)
+		return -ENOMEM;
+	memcpy(d, data, len);
+	free(p->sidecar);
+	p->sidecar = d;
+	p->sidecar_len = len;
+	p->has_sidecar = true;
+	return 0;
+}
+
+static int cmp_span(const void *a, const void *b)
+{
+	const struct mfs_span *x = a, *y = b;
+	if (x->off != y->off)
+		return x->off < y->off ? -1 : 1;
+	/* An insertion (len 0) sorts before a replacement at the same offset. */
+	return (x->len > y->len) - (x->len < y->len);
+}
+
+int mfs_patch_sort(struct mfs_patch *p, struct mfs_err *err)
+{
+	qsort(p->spans, p->n, sizeof(*p->spans), cmp_span);
+	for (size_t i = 1; i < p->n; i++) {
+		const struct mfs_span *a = &p->spans[i - 1], *b = &p->spans[i];
+		if (a->off + a->len > b->off || (a->len == 0 && b->len == 0 && a->off == b->off))
+			return mfs_error(err, EINVAL, "internal error: overlapping patch spans at %llu",
+					 (unsigned long long)b->off);
+	}
+	return 0;
+}
+
+uint64_t mfs_patch_new_size(const struct mfs_patch *p, uint64_t old_size)
+{
+	uint64_t size = old_size;
+	for (size_t i = 0; i < p->n; i++)
+		size = size - p->spans[i].len + p->spans[i].dlen;
+	return size;
+}
+
+bool mfs_patch_same_size(const struct mfs_patch *p)
+{
+	for (size_t i = 0; i < p->n; i++)
+		if (p->spans[i].len != p->spans[i].dlen)
+			return false;
+	return true;
+}
+
+void mfs_patch_read(const struct mfs_patch *p, const uint8_t *base, uint64_t base_size,
+		    uint64_t off, uint64_t len, uint8_t *out)
+{
+	/* Walk the new file as a sequence of kept and replaced pieces. */
+	uint64_t src = 0, dst = 0;
+	size_t i = 0;
+	while (len) {
+		uint64_t piece_len, piece_dst = dst;
+		const uint8_t *piece;
+		if (i < p->n && src == p->spans[i].off) {
+			piece = p->spans[i].data;
+			piece_len = p->spans[i].dlen;
+			src += p->spans[i].len;
+			i++;
+		} else {
+			uint64_t next = i < p->n ? p->spans[i].off : base_size;
+			piece = base + src;
+			piece_len = next - src;
+			src = next;
+			if (piece_len == 0 && i >= p->n)
+				break;
+		}
+		dst += piece_len;
+		if (dst <= off)
+			continue;
+		uint64_t from = off > piece_dst ? off - piece_dst : 0;
+		uint64_t n = piece_len - from;
+		if (n > len)
+			n = len;
+		memcpy(out, piece + from, (size_t)n);
+		out += n;
+		off += n;
+		len -= n;
+	}
+}
+
+void mfs_swap_elems(void *buf, uint64_t n, unsigned esize)
+{
+	uint8_t *b = buf;
+	switch (esize) {
+	case 2:
+		for (uint64_t i = 0; i < n; i++)
+			mfs_put_le16(b + 2 * i, __builtin_bswap16(mfs_le16(b + 2 * i)));
+		break;
+	case 4:
+		for (uint64_t i = 0; i < n; i++)
+			mfs_put_le32(b + 4 * i, __builtin_bswap32(mfs_le32(b + 4 * i)));
+		break;
+	case 8:
+		for (uint64_t i = 0; i < n; i++)
+			mfs_put_le64(b + 8 * i, __builtin_bswap64(mfs_le64(b + 8 * i)));
+		break;
+	default:
+		for (uint64_t i = 0; i < n; i++)
+			for (unsigned k = 0; k < esize / 2; k++) {
+				uint8_t t = b[i * esize + k];
+				b[i * esize + k] = b[i * esize + esize - 1 - k];
+				b[i * esize + esize - 1 - k] = t;
+			}
+	}
+}
+
+int mfs_patch_raw_runs(struct mfs_patch *p, const struct mfs_tensor *t,
+		       const struct mfs_edit *e, struct mfs_err *err)
+{
+	if (t->ops || e->reshape)
+		return mfs_error(err, EINVAL, "internal error: not a raw same-shape edit");
+	for (size_t i = 0; i < e->nruns; i++) {
+		const struct mfs_run *r = &e->runs[i];
+		if (r->first > t->nelem || r->count > t->nelem - r->first)
+			return mfs_error(err, EINVAL, "internal error: run beyond the tensor");
+		uint64_t bytes = r->count * t->esize;
+		uint64_t off = t->off + r->first * t->esize;
+		if (!t->swap) {
+			if (mfs_patch_ref(p, off, bytes, r->bytes, bytes) < 0)
+				return mfs_error(err, ENOMEM, "out of memory");
+			continue;
+		}
+		uint8_t *d = mfs_patch_alloc(p, off, bytes, bytes);
+		if (!d)
+			return mfs_error(err, ENOMEM, "out of memory");
+		memcpy(d, r->bytes, (size_t)bytes);
+		mfs_swap_elems(d, bytes / t->swap, t->swap);
+	}
+	return 0;
+}

@@ -1,0 +1,702 @@
+/* PLearn value syntax (plearn_ascii and plearn_binary, mixed freely) into a
+ * value tree: objects, pointers, sequences, matrices, maps, pairs, strings,
+ * numbers and binary values, each with its exact span in the text. The
+ * numbers of all-number sequences are indexed, not given nodes. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bytes.h"
+#include "plearn.h"
+
+/* Where a list of items ends. */
+enum list_end {
+	END_BRACKET,  /* ']' (consumed) */
+	END_PAREN,    /* ')' (consumed) */
+	END_OPTION,   /* before ';' ',' ')' or the next "name =" */
+	END_MAPVAL,   /* before ';' ',' '}' */
+	END_TEXT,     /* the end of the text; no closer may appear */
+};
+
+static int item(struct pl_parser *p, uint32_t *out);
+
+static unsigned long long ull(uint64_t v)
+{
+	return (unsigned long long)v;
+}
+
+static int nomem(struct pl_parser *p)
+{
+	return mfs_error(p->err, ENOMEM, "out of memory");
+}
+
+/* Blanks and '#' comments from q on, and the separators ';' ',' when seps. */
+static uint64_t skip_at(const struct pl_parser *p, uint64_t q, bool seps, bool *open_comment)
+{
+	while (q < p->n) {
+		uint8_t c = p->b[q];
+		if (pl_blank(c) || (seps && (c == ';' || c == ','))) {
+			q++;
+		} else if (c == '#') {
+			const uint8_t *nl = memchr(p->b + q, '\n', (size_t)(p->n - q));
+			if (!nl) {
+				if (open_comment)
+					*open_comment = true;
+				return p->n;
+			}
+			q = (uint64_t)(nl - p->b) + 1;
+		} else {
+			break;
+		}
+	}
+	return q;
+}
+
+void pl_skip(struct pl_parser *p, bool seps)
+{
+	p->pos = skip_at(p, p->pos, seps, &p->a->open_comment);
+}
+
+int pl_new_val(struct pl_parser *p, enum pl_kind kind, uint64_t off, uint32_t *out)
+{
+	struct pl_ast *a = p->a;
+	if (a->nv == a->capv) {
+		if (a->capv >= PL_NIL / 4)
+			return mfs_error(p->err, EFBIG, "too many values");
+		uint32_t nc = a->capv ? a->capv * 2 : 256;
+		struct pl_val *v = realloc(a->v, (size_t)nc * sizeof(*v));
+		if (!v)
+			return nomem(p);
+		a->v = v;
+		a->capv = nc;
+	}
+	struct pl_val *v = &a->v[a->nv];
+	memset(v, 0, sizeof(*v));
+	v->kind = (uint8_t)kind;
+	v->first = v->next = PL_NIL;
+	v->off = off;
+	*out = a->nv++;
+	return 0;
+}
+
+static int push_num(struct pl_parser *p, uint64_t off)
+{
+	struct pl_ast *a = p->a;
+	if (a->nnum == a->capnum) {
+		uint64_t nc = a->capnum ? a->capnum * 2 : 1024;
+		if (nc > SIZE_MAX / sizeof(uint64_t))
+			return nomem(p);
+		uint64_t *q = realloc(a->num, (size_t)nc * sizeof(*q));
+		if (!q)
+			return nomem(p);
+		a->num = q;
+		a->capnum = nc;
+	}
+	a->num[a->nnum++] = off;
+	return 0;
+}
+
+static uint64_t end_of(const struct pl_ast *a, uint32_t i)
+{
+	return a->v[i].off + a->v[i].len;
+}
+
+void pl_add_kid(struct pl_ast *a, struct pl_kids *k, uint32_t i)
+{
+	if (k->last == PL_NIL)
+		k->first = i;
+	else
+		a->v[k->last].next = i;
+	k->last = i;
+	k->count++;
+}
+
+static int num_node(struct pl_parser *p, uint64_t off, uint64_t len, uint32_t *out)
+{
+	int r = pl_new_val(p, PV_NUM, off, out);
+	if (!r)
+		p->a->v[*out].len = len;
+	return r;
+}
+
+/* A sequence that meets its first item other than a plain number: give
+ * the numbers indexed so far their own nodes. */
+static int materialize(struct pl_parser *p, uint32_t seq, struct pl_kids *k)
+{
+	struct pl_ast *a = p->a;
+	uint64_t base = a->v[seq].c;
+	for (uint64_t i = base; i < a->nnum; i++) {
+		uint32_t x;
+		uint64_t off = a->num[i];
+		int r = num_node(p, off, pl_scan_number(p->b, p->n, off, NULL), &x);
+		if (r)
+			return r;
+		pl_add_kid(a, k, x);
+	}
+	a->nnum = base;
+	a->v[seq].flags &= (uint8_t)~PVF_NUMERIC;
+	return 0;
+}
+
+static bool digits_value(const uint8_t *s, uint64_t len, uint64_t *out)
+{
+	uint64_t v = 0;
+	for (uint64_t i = 0; i < len; i++)
+		if (!mfs_mul_ok(v, 10, &v) || !mfs_add_ok(v, (uint64_t)(s[i] - '0'), &v))
+			return false;
+	*out = v;
+	return true;
+}
+
+enum numshape { NS_NONE, NS_NUM, NS_SEQ, NS_MAT };
+
+struct numhead {
+	uint64_t len;          /* the first number token */
+	uint64_t dims[2];      /* NS_SEQ: N; NS_MAT: L W (UINT64_MAX if too large) */
+	uint64_t bracket;      /* offset of the '[' */
+};
+
+/* What the number at pos starts: a plain number, "N [" (a sequence) or
+ * "L W [" (a matrix), told apart by looking ahead. */
+static enum numshape number_shape(const struct pl_parser *p, struct numhead *h)
+{
+	bool isint, isint2;
+	uint64_t l = pl_scan_number(p->b, p->n, p->pos, &isint);
+	h->len = l;
+	if (!l)
+		return NS_NONE;
+	if (!isint)
+		return NS_NUM;
+	uint64_t q = skip_at(p, p->pos + l, false, NULL);
+	if (q >= p->n)
+		return NS_NUM;
+	if (p->b[q] == '[') {
+		if (!digits_value(p->b + p->pos, l, &h->dims[0]))
+			h->dims[0] = UINT64_MAX;
+		h->bracket = q;
+		return NS_SEQ;
+	}
+	uint64_t l2 = pl_scan_number(p->b, p->n, q, &isint2);
+	if (!l2 || !isint2)
+		return NS_NUM;
+	uint64_t q2 = skip_at(p, q + l2, false, NULL);
+	if (q2 >= p->n || p->b[q2] != '[')
+		return NS_NUM;
+	if (!digits_value(p->b + p->pos, l, &h->dims[0]))
+		h->dims[0] = UINT64_MAX;
+	if (!digits_value(p->b + q, l2, &h->dims[1]))
+		h->dims[1] = UINT64_MAX;
+	h->bracket = q2;
+	return NS_MAT;
+}
+
+int pl_parse_item(struct pl_parser *p, uint32_t *out)
+{
+	if (p->depth >= PL_MAX_DEPTH)
+		return mfs_error(p->err, EINVAL, "values nested deeper than %d levels at offset %llu",
+				 PL_MAX_DEPTH, ull(p->pos));
+	p->depth++;
+	int r = item(p, out);
+	p->depth--;
+	return r;
+}
+
+/* Bytes of an option name ("name =") at q: no blanks, no punctuation. */
+static uint64_t name_len(const struct pl_parser *p, uint64_t q)
+{
+	uint64_t s = q;
+	while (q < p->n && p->b[q] > 0x20 && p->b[q] != 0x7f &&
+	       !strchr("(){}\",;#=|", p->b[q]))
+		q++;
+	return q - s;
+}
+
+static bool next_is_option_name(const struct pl_parser *p)
+{
+	uint64_t l = name_len(p, p->pos);
+	if (!l)
+		return false;
+	uint64_t q = skip_at(p, p->pos + l, false, NULL);
+	return q < p->n && p->b[q] == '=';
+}
+
+static int list_closer(enum list_end end, uint8_t c)
+{
+	switch (end) {
+	case END_BRACKET:
+		return c == ']';
+	case END_PAREN:
+		return c == ')';
+	case END_OPTION:
+		return c == ';' || c == ',' || c == ')';
+	case END_MAPVAL:
+		return c == ';' || c == ',' || c == '}';
+	case END_TEXT:
+		break;
+	}
+	return 0;
+}
+
+/* Add the last item read to the list: a plain number (pend == PL_NIL) is
+ * indexed while the parent holds only numbers, else it gets a node. */
+static int flush(struct pl_parser *p, uint32_t parent, struct pl_kids *k, uint32_t pend,
+		 uint64_t pnum, uint64_t pnum_len)
+{
+	int r = 0;
+	if (pend == PL_NIL && parent != PL_NIL && (p->a->v[parent].flags & PVF_NUMERIC))
+		return push_num(p, pnum);
+	if (pend == PL_NIL)
+		r = num_node(p, pnum, pnum_len, &pend);
+	if (!r)
+		pl_add_kid(p->a, k, pend);
+	return r;
+}
+
+/* Items up to the end of a list. When parent is a sequence that still has
+ * PVF_NUMERIC, plain numbers are indexed; the first other item ends that.
+ * Old-style pairs "a : b" become PV_PAIR items. */
+static int parse_list(struct pl_parser *p, uint32_t parent, enum list_end end, struct pl_kids *k)
+{
+	struct pl_ast *a = p->a;
+	bool seps = end == END_BRACKET || end == END_PAREN;
+	uint64_t open = p->pos ? p->pos - 1 : 0;
+	uint32_t pend = PL_NIL;       /* the last item, not yet added: a ':' may follow */
+	uint64_t pnum = 0, pnum_len = 0;
+	bool has_pend = false;
+	int r = 0;
+	k->first = k->last = PL_NIL;
+	k->count = 0;
+	for (;;) {
+		pl_skip(p, seps);
+		if (p->pos >= p->n) {
+			if (end == END_BRACKET || end == END_PAREN)
+				return mfs_error(p->err, EINVAL, "'%c' at offset %llu is never closed",
+						 end == END_BRACKET ? '[' : '(', ull(open));
+			break;
+		}
+		uint8_t c = p->b[p->pos];
+		if (list_closer(end, c)) {
+			if (end == END_BRACKET || end == END_PAREN)
+				p->pos++;
+			break;
+		}
+		if (end == END_OPTION && has_pend && next_is_option_name(p))
+			break;
+		bool numeric = parent != PL_NIL && (a->v[parent].flags & PVF_NUMERIC);
+		if (c == ':') {
+			if (!has_pend)
+				return mfs_error(p->err, EINVAL, "':' with no value before it at offset %llu",
+						 ull(p->pos));
+			if (numeric && (r = materialize(p, parent, k)))
+				return r;
+			if (pend == PL_NIL && (r = num_node(p, pnum, pnum_len, &pend)))
+				return r;
+			p->pos++;
+			pl_skip(p, false);
+			uint32_t right, pair;
+			if ((r = pl_parse_item(p, &right)) || (r = pl_new_val(p, PV_PAIR, a->v[pend].off, &pair)))
+				return r;
+			a->v[pair].first = pend;
+			a->v[pend].next = right;
+			a->v[pair].len = end_of(a, right) - a->v[pair].off;
+			pend = pair;
+			continue;
+		}
+		/* The previous item is complete: add it. */
+		if (has_pend && (r = flush(p, parent, k, pend, pnum, pnum_len)))
+			return r;
+		has_pend = false;
+		struct numhead h;
+		if (numeric && number_shape(p, &h) == NS_NUM) {
+			pend = PL_NIL;
+			pnum = p->pos;
+			pnum_len = h.len;
+			p->pos += h.len;
+			has_pend = true;
+			continue;
+		}
+		if (numeric && (r = materialize(p, parent, k)))
+			return r;
+		if ((r = pl_parse_item(p, &pend)))
+			return r;
+		has_pend = true;
+	}
+	if (has_pend && (r = flush(p, parent, k, pend, pnum, pnum_len)))
+		return r;
+	if (parent != PL_NIL)
+		a->v[parent].first = k->first;
+	return 0;
+}
+
+/* One value written as items up to the end of an option, a map value or
+ * the text: one item is itself, several make a PV_MULTI, none a PV_EMPTY. */
+static int parse_value(struct pl_parser *p, enum list_end end, uint32_t *out)
+{
+	struct pl_ast *a = p->a;
+	uint64_t at = p->pos;
+	struct pl_kids k;
+	int r = parse_list(p, PL_NIL, end, &k);
+	if (r)
+		return r;
+	if (k.count == 1) {
+		*out = k.first;
+		return 0;
+	}
+	if ((r = pl_new_val(p, k.count ? PV_MULTI : PV_EMPTY, k.count ? a->v[k.first].off : at, out)))
+		return r;
+	a->v[*out].first = k.first;
+	if (k.count)
+		a->v[*out].len = end_of(a, k.last) - a->v[*out].off;
+	return 0;
+}
+
+static int sequence(struct pl_parser *p, uint64_t at, enum pl_kind kind, const uint64_t *dims,
+		    uint32_t *out)
+{
+	struct pl_ast *a = p->a;
+	int r = pl_new_val(p, kind, at, out);
+	if (r)
+		return r;
+	struct pl_val *v = &a->v[*out];
+	v->a = dims ? dims[0] : PL_NOLEN;
+	v->b = kind == PV_MAT ? dims[1] : 0;
+	v->flags = PVF_NUMERIC;
+	v->c = a->nnum;
+	p->pos++;  /* '[' */
+	struct pl_kids k;
+	if ((r = parse_list(p, *out, END_BRACKET, &k)))
+		return r;
+	v = &a->v[*out];
+	if (v->flags & PVF_NUMERIC)
+		v->d = a->nnum - v->c;
+	v->len = p->pos - at;
+	return 0;
+}
+
+static int pointer(struct pl_parser *p, uint32_t *out)
+{
+	struct pl_ast *a = p->a;
+	uint64_t at = p->pos++;
+	uint64_t id = 0;
+	int r;
+	pl_skip(p, true);
+	if (p->pos < p->n && p->b[p->pos] >= '0' && p->b[p->pos] <= '9') {
+		uint64_t l = 0;
+		while (p->pos + l < p->n && p->b[p->pos + l] >= '0' && p->b[p->pos + l] <= '9')
+			l++;
+		if (!digits_value(p->b + p->pos, l, &id) || id > UINT32_MAX)
+			return mfs_error(p->err, EINVAL, "bad pointer number after '*' at offset %llu",
+					 ull(at));
+		p->pos += l;
+	} else if (p->pos < p->n && pl_bin_size(p->b[p->pos])) {
+		if ((r = pl_parse_bin_id(p, at, &id)))
+			return r;
+	} else {
+		return mfs_error(p->err, EINVAL, "expected a pointer number after '*' at offset %llu",
+				 ull(at));
+	}
+	uint64_t idend = p->pos;
+	if (id == 0) {
+		if ((r = pl_new_val(p, PV_NULL, at, out)))
+			return r;
+		a->v[*out].len = idend - at;
+		return 0;
+	}
+	pl_skip(p, true);
+	if (p->pos < p->n && p->b[p->pos] == '-') {
+		if (p->pos + 1 >= p->n || p->b[p->pos + 1] != '>')
+			return mfs_error(p->err, EINVAL, "expected '->' after '*%llu' at offset %llu",
+					 ull(id), ull(p->pos));
+		p->pos += 2;
+		pl_skip(p, true);
+		if ((r = pl_new_val(p, PV_DEF, at, out)))
+			return r;
+		if (a->ndefs == a->capdefs) {
+			uint32_t nc = a->capdefs ? a->capdefs * 2 : 64;
+			uint32_t *d = realloc(a->defs, (size_t)nc * sizeof(*d));
+			if (!d)
+				return nomem(p);
+			a->defs = d;
+			a->capdefs = nc;
+		}
+		a->defs[a->ndefs++] = *out;
+		uint32_t kid;
+		if ((r = pl_parse_item(p, &kid)))
+			return r;
+		a->v[*out].a = id;
+		a->v[*out].first = kid;
+		a->v[*out].c = MFS_NONE;
+		a->v[*out].len = end_of(a, kid) - at;
+		return 0;
+	}
+	p->pos = idend;
+	if ((r = pl_new_val(p, PV_REF, at, out)))
+		return r;
+	a->v[*out].a = id;
+	a->v[*out].b = PL_NIL;
+	a->v[*out].len = idend - at;
+	return 0;
+}
+
+static int map(struct pl_parser *p, uint32_t *out)
+{
+	struct pl_ast *a = p->a;
+	uint64_t at = p->pos++;
+	struct pl_kids k = {PL_NIL, PL_NIL, 0};
+	int r = pl_new_val(p, PV_MAP, at, out);
+	if (r)
+		return r;
+	for (;;) {
+		pl_skip(p, true);
+		if (p->pos >= p->n)
+			return mfs_error(p->err, EINVAL, "'{' at offset %llu is never closed", ull(at));
+		if (p->b[p->pos] == '}') {
+			p->pos++;
+			break;
+		}
+		uint32_t key, val, pair;
+		if ((r = pl_parse_item(p, &key)))
+			return r;
+		pl_skip(p, true);
+		if (p->pos >= p->n || p->b[p->pos] != ':')
+			return mfs_error(p->err, EINVAL, "expected ':' after the map key at offset %llu",
+					 ull(a->v[key].off));
+		p->pos++;
+		pl_skip(p, true);
+		if ((r = parse_value(p, END_MAPVAL, &val)))
+			return r;
+		if (a->v[val].kind == PV_EMPTY)
+			return mfs_error(p->err, EINVAL, "map key at offset %llu has no value",
+					 ull(a->v[key].off));
+		if ((r = pl_new_val(p, PV_PAIR, a->v[key].off, &pair)))
+			return r;
+		a->v[pair].first = key;
+		a->v[key].next = val;
+		a->v[pair].len = end_of(a, val) - a->v[pair].off;
+		pl_add_kid(a, &k, pair);
+	}
+	a->v[*out].first = k.first;
+	a->v[*out].len = p->pos - at;
+	return 0;
+}
+
+/* Class( options ), or TVec( ... ), TMat( ... ), Storage( ... ). p->pos is
+ * at the '('; the class name is [at, at + nl). */
+static int object(struct pl_parser *p, uint64_t at, uint64_t nl, uint32_t *out)
+{
+	struct pl_ast *a = p->a;
+	const uint8_t *name = p->b + at;
+	enum pl_kind kind = PV_OBJ;
+	int r;
+	if (nl == 4 && !memcmp(name, "TVec", 4))
+		kind = PV_TVEC;
+	else if (nl == 4 && !memcmp(name, "TMat", 4))
+		kind = PV_TMAT;
+	else if (nl == 7 && !memcmp(name, "Storage", 7)) {
+		uint64_t q = skip_at(p, p->pos + 1, false, NULL);
+		if (q < p->n && ((p->b[q] >= '0' && p->b[q] <= '9') || p->b[q] == '[' ||
+				 p->b[q] == 0x12 || p->b[q] == 0x13))
+			kind = PV_STORAGE;
+	}
+	if ((r = pl_new_val(p, kind, at, out)))
+		return r;
+	a->v[*out].a = at;
+	a->v[*out].b = nl;
+	p->pos++;  /* '(' */
+	struct pl_kids k = {PL_NIL, PL_NIL, 0};
+	if (kind != PV_OBJ) {
+		if ((r = parse_list(p, *out, END_PAREN, &k)))
+			return r;
+		a->v[*out].len = p->pos - at;
+		return 0;
+	}
+	for (;;) {
+		pl_skip(p, true);
+		if (p->pos >= p->n)
+			return mfs_error(p->err, EINVAL, "object %.*s at offset %llu is never closed",
+					 (int)(nl < 64 ? nl : 64), (const char *)name, ull(at));
+		if (p->b[p->pos] == ')') {
+			p->pos++;
+			break;
+		}
+		uint64_t ns = p->pos, l = name_len(p, ns);
+		if (!l)
+			return mfs_error(p->err, EINVAL, "expected an option name or ')' at offset %llu",
+					 ull(ns));
+		p->pos += l;
+		pl_skip(p, false);
+		if (p->pos >= p->n || p->b[p->pos] != '=')
+			return mfs_error(p->err, EINVAL, "expected '=' after option %.*s at offset %llu",
+					 (int)(l < 64 ? l : 64), (const char *)p->b + ns, ull(ns));
+		p->pos++;
+		pl_skip(p, false);
+		uint32_t opt, val;
+		if ((r = pl_new_val(p, PV_OPT, ns, &opt)))
+			return r;
+		a->v[opt].a = ns;
+		a->v[opt].b = l;
+		if ((r = parse_value(p, END_OPTION, &val)))
+			return r;
+		a->v[opt].first = val;
+		a->v[opt].len = end_of(a, val) - ns;
+		pl_add_kid(a, &k, opt);
+	}
+	a->v[*out].first = k.first;
+	a->v[*out].len = p->pos - at;
+	return 0;
+}
+
+static int item(struct pl_parser *p, uint32_t *out)
+{
+	struct pl_ast *a = p->a;
+	uint64_t at = p->pos;
+	int r;
+	if (at >= p->n)
+		return mfs_error(p->err, EINVAL, "a value is missing at the end (offset %llu)", ull(at));
+	uint8_t c = p->b[at];
+	if ((c < 0x20 && !pl_blank(c)) || c >= 0xFE)
+		return pl_parse_binary(p, out);
+	switch (c) {
+	case '"': {
+		uint64_t l = pl_scan_string(p->b, p->n, at);
+		if (!l)
+			return mfs_error(p->err, EINVAL, "string at offset %llu is never closed", ull(at));
+		if ((r = pl_new_val(p, PV_STR, at, out)))
+			return r;
+		a->v[*out].len = l;
+		p->pos += l;
+		return 0;
+	}
+	case '*':
+		return pointer(p, out);
+	case '[':
+		return sequence(p, at, PV_SEQ, NULL, out);
+	case '{':
+		return map(p, out);
+	case '(': {
+		struct pl_kids k;
+		if ((r = pl_new_val(p, PV_PAIR, at, out)))
+			return r;
+		p->pos++;
+		if ((r = parse_list(p, *out, END_PAREN, &k)))
+			return r;
+		a->v[*out].len = p->pos - at;
+		return 0;
+	}
+	default:
+		break;
+	}
+	struct numhead h;
+	enum numshape ns = number_shape(p, &h);
+	switch (ns) {
+	case NS_NUM:
+		p->pos += h.len;
+		return num_node(p, at, h.len, out);
+	case NS_SEQ:
+	case NS_MAT: {
+		bool mat = ns == NS_MAT;
+		if (h.dims[0] == UINT64_MAX || (mat && h.dims[1] == UINT64_MAX))
+			return mfs_error(p->err, EINVAL, "sequence size at offset %llu is too large", ull(at));
+		p->pos = h.bracket;
+		return sequence(p, at, mat ? PV_MAT : PV_SEQ, h.dims, out);
+	}
+	case NS_NONE:
+		break;
+	}
+	uint64_t wl = pl_scan_word(p->b, p->n, at);
+	if (!wl)
+		return mfs_error(p->err, EINVAL, "unexpected '%c' at offset %llu", c, ull(at));
+	uint64_t q = at + wl;
+	while (q < p->n && pl_blank(p->b[q]))
+		q++;
+	if (q < p->n && p->b[q] == '(') {
+		p->pos = q;
+		return object(p, at, wl, out);
+	}
+	if ((r = pl_new_val(p, PV_WORD, at, out)))
+		return r;
+	a->v[*out].len = wl;
+	p->pos = at + wl;
+	return 0;
+}
+
+static int cmp_def(const void *x, const void *y, void *ctx)
+{
+	const struct pl_val *v = ctx;
+	const struct pl_val *a = &v[*(const uint32_t *)x], *b = &v[*(const uint32_t *)y];
+	if (a->a != b->a)
+		return a->a < b->a ? -1 : 1;
+	return (a->off > b->off) - (a->off < b->off);
+}
+
+/* A reference names the last definition of its number before it, or the
+ * first one after it (a reference may come first). */
+static void resolve_refs(struct pl_ast *a)
+{
+	if (a->ndefs)
+		qsort_r(a->defs, a->ndefs, sizeof(*a->defs), cmp_def, a->v);
+	for (uint32_t i = 0; i < a->nv; i++) {
+		struct pl_val *r = &a->v[i];
+		if (r->kind != PV_REF)
+			continue;
+		uint32_t lo = 0, hi = a->ndefs;
+		while (lo < hi) {  /* first definition with id >= r->a */
+			uint32_t mid = lo + (hi - lo) / 2;
+			if (a->v[a->defs[mid]].a < r->a)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo == a->ndefs || a->v[a->defs[lo]].a != r->a)
+			continue;
+		uint32_t best = a->defs[lo];
+		for (uint32_t j = lo; j < a->ndefs && a->v[a->defs[j]].a == r->a; j++)
+			if (a->v[a->defs[j]].off < r->off)
+				best = a->defs[j];
+		r->b = best;
+	}
+}
+
+int pl_parse(struct pl_ast *a, const uint8_t *b, uint64_t n, enum pl_parse_mode mode,
+	     struct mfs_err *err)
+{
+	struct pl_parser p = {b, n, 0, a, err, 0};
+	int r;
+	a->root = PL_NIL;
+	if (mode == PL_FILE) {
+		pl_skip(&p, true);
+		if (p.pos >= n)
+			return mfs_error(err, EINVAL, "no value in the file");
+		if ((r = pl_parse_item(&p, &a->root)))
+			return r;
+		uint32_t top = a->root;
+		while (a->v[top].kind == PV_DEF)
+			top = a->v[top].first;
+		switch (a->v[top].kind) {
+		case PV_OBJ: case PV_SEQ: case PV_MAT: case PV_BSEQ: case PV_BMAT: case PV_TVEC:
+		case PV_TMAT:
+			break;
+		default:
+			return mfs_error(err, EINVAL, "the top-level value (offset %llu) is not an object or a sequence",
+					 ull(a->v[top].off));
+		}
+		pl_skip(&p, true);
+		if (p.pos < n)
+			return mfs_error(err, EINVAL, "unexpected '%c' after the top-level value at offset %llu",
+					 b[p.pos] >= 0x20 && b[p.pos] < 0x7f ? b[p.pos] : '?', ull(p.pos));
+	} else {
+		pl_skip(&p, false);
+		if ((r = parse_value(&p, END_TEXT, &a->root)))
+			return r;
+	}
+	resolve_refs(a);
+	return 0;
+}
+
+void pl_ast_free(struct pl_ast *a)
+{
+	free(a->v);
+	free(a->num);
+	free(a->defs);
+	memset(a, 0, sizeof(*a));
+}

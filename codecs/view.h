@@ -1,0 +1,65 @@
+/* Views: the content of every file node, computed on demand from the model.
+ *
+ * Reading decodes only what is asked for: a text view of a large tensor is
+ * rendered chunk by chunk (64 Ki elements), with per-chunk text offsets kept
+ * after the first full pass, which is what an exact st_size costs. Raw views
+ * of little-endian dense tensors are plain source ranges (mfs_view_segments),
+ * which the FUSE layer splices without copying.
+ *
+ * Writing: the FUSE layer collects what a user wrote to a view (mfs_content)
+ * and mfs_view_write() parses and checks it, builds an edit and asks the
+ * codec for the patch. Thread-safe on a shared model.
+ */
+#ifndef MFS_VIEW_H
+#define MFS_VIEW_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "edit.h"
+#include "model.h"
+
+/* Per open file: the last rendered chunk, so sequential reads render each
+ * chunk once. May be NULL (then nothing is cached). */
+struct mfs_rcache;
+struct mfs_rcache *mfs_rcache_new(void);
+void mfs_rcache_free(struct mfs_rcache *rc);
+
+int mfs_view_size(struct mfs_model *m, mfs_id id, uint64_t *size, struct mfs_err *err);
+/* Whether the size is already known without rendering anything. */
+bool mfs_view_size_cheap(const struct mfs_model *m, mfs_id id);
+/* Bytes [off, off + len) of the view; returns the count (short only at the
+ * end of the file) or -errno. */
+ssize_t mfs_view_read(struct mfs_model *m, mfs_id id, uint64_t off, size_t len, void *buf,
+		      struct mfs_rcache *rc, struct mfs_err *err);
+
+/* When bytes [off, off + len) of a view are a piece of memory followed by a
+ * range of the source file, describe them (returns 1); else 0. */
+struct mfs_vseg {
+	const void *mem;            /* mem_len bytes first */
+	uint64_t mem_len;
+	uint64_t src_off, src_len;  /* then src_len bytes of the source at src_off */
+};
+int mfs_view_segments(const struct mfs_model *m, mfs_id id, uint64_t off, uint64_t len,
+		      struct mfs_vseg *seg);
+
+/* What was written to a view. */
+struct mfs_extent { uint64_t off, len; };
+struct mfs_content {
+	uint64_t size;
+	/* Bytes [off, off + len) of the new content (within size). */
+	int (*read)(void *ctx, uint64_t off, size_t len, void *buf);
+	void *ctx;
+	/* Ranges that were written, sorted and disjoint; bytes outside them are
+	 * the view's old bytes. NULL: unknown, all of it may be new. */
+	const struct mfs_extent *ext;
+	size_t next;
+};
+
+/* Parse and check the new content of a file node and build the patch.
+ * Returns 0 (p holds the change), 1 (the content changes nothing), or
+ * -EINVAL / -ERANGE / -EACCES ... with a message. */
+int mfs_view_write(struct mfs_model *m, mfs_id id, const struct mfs_content *c,
+		   struct mfs_patch *p, struct mfs_err *err);
+
+#endif

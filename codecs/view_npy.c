@@ -1,0 +1,167 @@
+/* data.npy: the NumPy v1.0 header of a tensor, and parsing the header of a
+ * .npy file written by a user (any version, any key order). */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bytes.h"
+#include "view_impl.h"
+
+size_t mfs_npy_header(const struct mfs_tensor *t, char *h)
+{
+	const struct mfs_dtype_info *di = mfs_dtype_info((enum mfs_dtype)t->dtype);
+	char dict[1024];
+	int n = snprintf(dict, sizeof(dict), "{'descr': %s%s%s, 'fortran_order': %s, 'shape': (",
+			 di->npy[0] == '[' ? "" : "'", di->npy, di->npy[0] == '[' ? "" : "'",
+			 t->order == MFS_COL_MAJOR && t->ndim > 1 ? "True" : "False");
+	for (uint32_t i = 0; i < t->ndim; i++)
+		n += snprintf(dict + n, sizeof(dict) - (size_t)n, "%s%llu", i ? ", " : "",
+			      (unsigned long long)t->dims[i]);
+	n += snprintf(dict + n, sizeof(dict) - (size_t)n, "%s), }", t->ndim == 1 ? "," : "");
+	/* Like numpy.save: room for the growing axis to gain digits in place,
+	 * then spaces so that the data starts on a 64-byte boundary (aligned
+	 * for mmap_mode='r'). The header is then byte-identical to NumPy's. */
+	if (t->ndim > 0) {
+		bool fortran = t->order == MFS_COL_MAJOR && t->ndim > 1;
+		char num[24];
+		int dl = snprintf(num, sizeof(num), "%llu",
+				  (unsigned long long)t->dims[fortran ? t->ndim - 1 : 0]);
+		for (int i = dl; i < 21; i++)
+			dict[n++] = ' ';
+	}
+	size_t total = 10 + (size_t)n + 1;
+	size_t padded = (total + 63) & ~(size_t)63;
+	size_t hlen = padded - 10;
+	memcpy(h, "\x93NUMPY\x01\x00", 8);
+	mfs_put_le16(h + 8, (uint16_t)hlen);
+	memcpy(h + 10, dict, (size_t)n);
+	memset(h + 10 + n, ' ', hlen - (size_t)n - 1);
+	h[padded - 1] = '\n';
+	return padded;
+}
+
+static const char *skip_ws(const char *p, const char *end)
+{
+	while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+		p++;
+	return p;
+}
+
+/* The value text of key in a Python dict literal: [start, end). */
+static int find_key(const char *d, const char *end, const char *key, const char **vs,
+		    const char **ve)
+{
+	size_t kl = strlen(key);
+	for (const char *p = d; p + kl + 2 <= end; p++) {
+		if ((*p != '\'' && *p != '"') || memcmp(p + 1, key, kl) != 0 || p[kl + 1] != *p)
+			continue;
+		const char *q = skip_ws(p + kl + 2, end);
+		if (q >= end || *q != ':')
+			continue;
+		q = skip_ws(q + 1, end);
+		/* The value ends at the comma or brace that closes it. */
+		int depth = 0;
+		char quote = 0;
+		const char *s = q;
+		for (; q < end; q++) {
+			if (quote) {
+				if (*q == quote)
+					quote = 0;
+				continue;
+			}
+			if (*q == '\'' || *q == '"')
+				quote = *q;
+			else if (*q == '(' || *q == '[')
+				depth++;
+			else if (*q == ')' || *q == ']')
+				depth--;
+			else if ((*q == ',' || *q == '}') && depth == 0)
+				break;
+		}
+		*vs = s;
+		*ve = q;
+		while (*ve > *vs && ((*ve)[-1] == ' '))
+			(*ve)--;
+		return 0;
+	}
+	return -1;
+}
+
+int mfs_npy_parse_header(const char *buf, size_t len, struct mfs_npy_info *info,
+			 struct mfs_err *err)
+{
+	memset(info, 0, sizeof(*info));
+	if (len < 10 || memcmp(buf, "\x93NUMPY", 6) != 0)
+		return mfs_error(err, EINVAL, "not a .npy file (no \\x93NUMPY magic)");
+	uint8_t major = (uint8_t)buf[6];
+	size_t hlen, start;
+	if (major == 1) {
+		hlen = mfs_le16(buf + 8);
+		start = 10;
+	} else if (major == 2 || major == 3) {
+		if (len < 12)
+			return mfs_error(err, EINVAL, "truncated .npy header");
+		hlen = mfs_le32(buf + 8);
+		start = 12;
+	} else {
+		return mfs_error(err, EINVAL, ".npy version %u is not supported", major);
+	}
+	if (hlen > len - start)
+		return mfs_error(err, EINVAL, "truncated .npy header");
+	const char *d = buf + start, *end = d + hlen;
+	info->data_off = start + hlen;
+	const char *vs, *ve;
+	/* descr */
+	if (find_key(d, end, "descr", &vs, &ve) < 0)
+		return mfs_error(err, EINVAL, ".npy header has no 'descr'");
+	char descr[128];
+	size_t dl = (size_t)(ve - vs);
+	if (dl >= sizeof(descr))
+		return mfs_error(err, EINVAL, ".npy dtype is not supported");
+	if (*vs == '\'' || *vs == '"') {
+		if (dl < 2)
+			return mfs_error(err, EINVAL, "bad .npy descr");
+		memcpy(descr, vs + 1, dl - 2);
+		descr[dl - 2] = '\0';
+	} else {
+		memcpy(descr, vs, dl);
+		descr[dl] = '\0';
+	}
+	info->dtype = mfs_dtype_from_npy(descr, strlen(descr));
+	if (info->dtype == MFS_DT_INVALID)
+		return mfs_error(err, EINVAL, ".npy dtype %s is not supported (big-endian or unknown)",
+				 descr);
+	/* fortran_order */
+	if (find_key(d, end, "fortran_order", &vs, &ve) < 0)
+		return mfs_error(err, EINVAL, ".npy header has no 'fortran_order'");
+	if (ve - vs == 4 && memcmp(vs, "True", 4) == 0)
+		info->fortran = true;
+	else if (!(ve - vs == 5 && memcmp(vs, "False", 5) == 0))
+		return mfs_error(err, EINVAL, "bad .npy fortran_order");
+	/* shape */
+	if (find_key(d, end, "shape", &vs, &ve) < 0 || *vs != '(' || ve[-1] != ')')
+		return mfs_error(err, EINVAL, ".npy header has no 'shape' tuple");
+	for (const char *p = vs + 1; p < ve - 1;) {
+		p = skip_ws(p, ve - 1);
+		if (p >= ve - 1)
+			break;
+		uint64_t v = 0;
+		const char *q = p;
+		while (q < ve - 1 && *q >= '0' && *q <= '9') {
+			if (v > (UINT64_MAX - 9) / 10)
+				return mfs_error(err, EINVAL, ".npy shape too large");
+			v = v * 10 + (uint64_t)(*q - '0');
+			q++;
+		}
+		if (q == p)
+			return mfs_error(err, EINVAL, "bad .npy shape");
+		if (info->ndim == 32)
+			return mfs_error(err, EINVAL, ".npy array has more than 32 dimensions");
+		info->dims[info->ndim++] = v;
+		q = skip_ws(q, ve - 1);
+		if (q < ve - 1 && *q == ',')
+			q++;
+		p = q;
+	}
+	return 0;
+}

@@ -1,0 +1,552 @@
+/* Writing views: parse and check what a user wrote (text, .npy, data bytes),
+ * diff it against the old values and hand the codec an edit (edit.h). */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bytes.h"
+#include "codec.h"
+#include "guard.h"
+#include "numtext.h"
+#include "view_impl.h"
+
+#define DIFF_BLOCK 65536u
+
+int mfs_content_load(const struct mfs_content *c, char **out, struct mfs_err *err)
+{
+	if (c->size > SIZE_MAX - 1)
+		return mfs_error(err, EFBIG, "content too large");
+	char *buf = malloc((size_t)c->size + 1);
+	if (!buf)
+		return mfs_error(err, ENOMEM, "out of memory");
+	if (c->size && c->read(c->ctx, 0, (size_t)c->size, buf) < 0) {
+		free(buf);
+		return mfs_error(err, EIO, "cannot read the written content");
+	}
+	buf[c->size] = '\0';
+	*out = buf;
+	return 0;
+}
+
+bool mfs_next_token(struct mfs_tokens *t, const char **tok, size_t *n)
+{
+	const char *s = t->s;
+	size_t i = t->pos, len = t->len;
+	while (i < len && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r' ||
+			   s[i] == ','))
+		i++;
+	if (i == len) {
+		t->pos = i;
+		return false;
+	}
+	size_t st = i;
+	while (i < len && s[i] != ' ' && s[i] != '\t' && s[i] != '\n' && s[i] != '\r' &&
+	       s[i] != ',')
+		i++;
+	*tok = s + st;
+	*n = i - st;
+	t->pos = i;
+	return true;
+}
+
+int mfs_submit_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_patch *p,
+		    struct mfs_err *err)
+{
+	if (!m->codec->edit)
+		return mfs_error(err, EROFS, "this format cannot be written");
+	int r = m->codec->edit(m, e, p, err);
+	if (r < 0)
+		return r;
+	r = mfs_patch_sort(p, err);
+	if (r < 0)
+		return r;
+	/* Drop spans that rewrite bytes with themselves. */
+	size_t k = 0;
+	for (size_t i = 0; i < p->n; i++) {
+		const struct mfs_span *s = &p->spans[i];
+		if (s->len == s->dlen && s->off + s->len <= m->size &&
+		    (s->len == 0 || memcmp(m->base + s->off, s->data, (size_t)s->len) == 0))
+			continue;
+		p->spans[k++] = *s;
+	}
+	p->n = k;
+	if (p->has_sidecar && m->has_sidecar && p->sidecar_len == m->sidecar_len &&
+	    memcmp(p->sidecar, m->sidecar, p->sidecar_len) == 0)
+		p->has_sidecar = false;
+	return p->n == 0 && !p->has_sidecar ? 1 : 0;
+}
+
+static bool is_float_kind(enum mfs_dtype dt)
+{
+	return dt == MFS_DT_F16 || dt == MFS_DT_F32 || dt == MFS_DT_F64;
+}
+
+/* Whether two elements are equal for our purposes: bitwise, and any NaN
+ * equals any NaN (so writing back "nan" keeps a NaN's payload). */
+static bool same_elem(enum mfs_dtype dt, const uint8_t *a, const uint8_t *b, unsigned es)
+{
+	if (memcmp(a, b, es) == 0)
+		return true;
+	if (!is_float_kind(dt))
+		return false;
+	if (dt == MFS_DT_F32) {
+		float x, y;
+		memcpy(&x, a, 4);
+		memcpy(&y, b, 4);
+		return isnan(x) && isnan(y) && signbit(x) == signbit(y);
+	}
+	if (dt == MFS_DT_F64) {
+		double x, y;
+		memcpy(&x, a, 8);
+		memcpy(&y, b, 8);
+		return isnan(x) && isnan(y) && signbit(x) == signbit(y);
+	}
+	uint16_t x, y;
+	memcpy(&x, a, 2);
+	memcpy(&y, b, 2);
+	return (x & 0x7c00) == 0x7c00 && (x & 0x3ff) && (y & 0x7c00) == 0x7c00 && (y & 0x3ff) &&
+	       (x & 0x8000) == (y & 0x8000);
+}
+
+struct runs {
+	struct mfs_run *v;
+	size_t n, cap;
+};
+
+static int add_run(struct runs *rs, uint64_t first, uint64_t count, const void *bytes,
+		   unsigned es)
+{
+	if (rs->n) {
+		/* Contiguous elements in contiguous memory: extend the last run. */
+		struct mfs_run *last = &rs->v[rs->n - 1];
+		if (last->first + last->count == first &&
+		    (const uint8_t *)last->bytes + last->count * es == (const uint8_t *)bytes) {
+			last->count += count;
+			return 0;
+		}
+	}
+	if (rs->n == rs->cap) {
+		size_t nc = rs->cap ? rs->cap * 2 : 64;
+		struct mfs_run *v = realloc(rs->v, nc * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		rs->v = v;
+		rs->cap = nc;
+	}
+	rs->v[rs->n++] = (struct mfs_run){first, count, bytes};
+	return 0;
+}
+
+/* Diff newv (elements [first, first + count), storage order) against the old
+ * values and append runs of changed elements. Old NaNs are kept bit-exact. */
+static int diff_range(struct mfs_model *m, const struct mfs_tensor *t, uint64_t first,
+		      uint64_t count, uint8_t *newv, struct runs *rs, struct mfs_err *err)
+{
+	bool sparse = t->flags & MFS_TF_SPARSE;
+	unsigned es = t->esize;
+	uint8_t *old = malloc((size_t)(DIFF_BLOCK * (uint64_t)es) + 1);
+	uint64_t *rows = NULL, *cols = NULL;
+	if (sparse) {
+		rows = malloc(DIFF_BLOCK * sizeof(uint64_t));
+		cols = malloc(DIFF_BLOCK * sizeof(uint64_t));
+	}
+	if (!old || (sparse && (!rows || !cols))) {
+		free(old);
+		free(rows);
+		free(cols);
+		return mfs_error(err, ENOMEM, "out of memory");
+	}
+	int r = 0;
+	for (uint64_t b = 0; b < count && r == 0; b += DIFF_BLOCK) {
+		uint64_t n = count - b < DIFF_BLOCK ? count - b : DIFF_BLOCK;
+		r = sparse ? t->ops->entries(m, t, first + b, n, rows, cols, old, err)
+			   : mfs_tensor_read_storage(m, t, first + b, n, old, err);
+		for (uint64_t i = 0; i < n && r == 0; i++) {
+			uint8_t *nv = newv + (b + i) * es;
+			if (same_elem((enum mfs_dtype)t->dtype, old + i * es, nv, es)) {
+				memcpy(nv, old + i * es, es);
+				continue;
+			}
+			uint64_t j = i + 1;
+			while (j < n && !same_elem((enum mfs_dtype)t->dtype, old + j * es,
+						   newv + (b + j) * es, es))
+				j++;
+			if (add_run(rs, first + b + i, j - i, nv, es) < 0)
+				r = mfs_error(err, ENOMEM, "out of memory");
+			i = j - 1;
+		}
+	}
+	free(old);
+	free(rows);
+	free(cols);
+	return r;
+}
+
+static int submit_runs(struct mfs_model *m, const struct mfs_tensor *t, struct runs *rs,
+		       struct mfs_patch *p, struct mfs_err *err)
+{
+	if (rs->n == 0)
+		return 1;
+	struct mfs_edit e = {
+		.kind = (t->flags & MFS_TF_SPARSE) ? MFS_E_ENTRIES : MFS_E_TENSOR,
+		.node = t->dir,
+		.tensor = (uint32_t)(t - m->tensors),
+		.dtype = (enum mfs_dtype)t->dtype,
+		.ndim = t->ndim,
+		.dims = t->dims,
+		.runs = rs->v,
+		.nruns = rs->n,
+	};
+	return mfs_submit_edit(m, &e, p, err);
+}
+
+int mfs_submit_values(struct mfs_model *m, const struct mfs_tensor *t, const uint8_t *newv,
+		      struct mfs_patch *p, struct mfs_err *err)
+{
+	uint64_t count = (t->flags & MFS_TF_SPARSE) ? t->nnz : t->nelem;
+	/* The runs point into the values: keep them with the patch. */
+	uint8_t *kept = mfs_patch_keep(p, count * t->esize);
+	if (!kept)
+		return mfs_error(err, ENOMEM, "out of memory");
+	memcpy(kept, newv, (size_t)(count * t->esize));
+	struct runs rs = {0};
+	int r = diff_range(m, t, 0, count, kept, &rs, err);
+	if (r == 0)
+		r = submit_runs(m, t, &rs, p, err);
+	free(rs.v);
+	return r;
+}
+
+static int reshape_edit(struct mfs_model *m, const struct mfs_tensor *t, enum mfs_dtype dt,
+			uint32_t ndim, const uint64_t *dims, const uint8_t *storage,
+			uint64_t nelem, struct mfs_patch *p, struct mfs_err *err)
+{
+	struct mfs_run run = {0, nelem, storage};
+	struct mfs_edit e = {
+		.kind = MFS_E_TENSOR,
+		.node = t->dir,
+		.tensor = (uint32_t)(t - m->tensors),
+		.reshape = true,
+		.dtype = dt,
+		.ndim = ndim,
+		.dims = dims,
+		.runs = &run,
+		.nruns = nelem ? 1 : 0,
+	};
+	return mfs_submit_edit(m, &e, p, err);
+}
+
+/* A sparse tensor written densely (values.txt, data.npy): the stored
+ * entries take the new values; anything else must stay zero. */
+static int dense_to_entries(struct mfs_model *m, const struct mfs_tensor *t,
+			    const uint8_t *dense, struct mfs_patch *p, struct mfs_err *err)
+{
+	unsigned es = t->esize;
+	uint64_t cols = t->ndim > 1 ? t->dims[1] : 1;
+	uint8_t *vals = malloc((size_t)(t->nnz * es) + 1);
+	uint64_t *rows = malloc((size_t)t->nnz * 8 + 8), *cidx = malloc((size_t)t->nnz * 8 + 8);
+	uint8_t *tmp = malloc((size_t)(t->nnz * es) + 1);
+	static const uint8_t zero[16];
+	int r = 0;
+	if (!vals || !rows || !cidx || !tmp) {
+		r = mfs_error(err, ENOMEM, "out of memory");
+		goto out;
+	}
+	r = t->ops->entries(m, t, 0, t->nnz, rows, cidx, tmp, err);
+	if (r < 0)
+		goto out;
+	uint64_t nz_in = 0, nz_all = 0;
+	for (uint64_t i = 0; i < t->nnz; i++) {
+		const uint8_t *v = dense + (rows[i] * cols + cidx[i]) * es;
+		memcpy(vals + i * es, v, es);
+		nz_in += memcmp(v, zero, es) != 0;
+	}
+	for (uint64_t i = 0; i < t->nelem; i++)
+		nz_all += memcmp(dense + i * es, zero, es) != 0;
+	if (nz_all != nz_in) {
+		r = mfs_error(err, EINVAL,
+			      "%llu nonzero value(s) where the sparse matrix stores no entry (the sparsity pattern cannot change)",
+			      (unsigned long long)(nz_all - nz_in));
+		goto out;
+	}
+	r = mfs_submit_values(m, t, vals, p, err);
+out:
+	free(vals);
+	free(rows);
+	free(cidx);
+	free(tmp);
+	return r;
+}
+
+/* New values in logical order: to storage order, then diff or submit. */
+static int submit_logical(struct mfs_model *m, const struct mfs_tensor *t, uint8_t *logical,
+			  struct mfs_patch *p, struct mfs_err *err)
+{
+	if (t->flags & MFS_TF_SPARSE)
+		return dense_to_entries(m, t, logical, p, err);
+	if (t->order == MFS_ROW_MAJOR || t->ndim < 2)
+		return mfs_submit_values(m, t, logical, p, err);
+	uint8_t *st = malloc((size_t)(t->nelem * t->esize) + 1);
+	if (!st)
+		return mfs_error(err, ENOMEM, "out of memory");
+	mfs_reorder(t->dims, t->ndim, t->esize, logical, st, true);
+	int r = mfs_submit_values(m, t, st, p, err);
+	free(st);
+	return r;
+}
+
+static int write_values(struct mfs_model *m, const struct mfs_tensor *t,
+			const struct mfs_content *c, struct mfs_patch *p, struct mfs_err *err)
+{
+	char *text;
+	int r = mfs_content_load(c, &text, err);
+	if (r < 0)
+		return r;
+	size_t len = (size_t)c->size;
+	unsigned es = t->esize;
+	if (t->dtype == MFS_DT_CHAR8) {
+		/* A string: its bytes, one trailing newline dropped. */
+		if (len && text[len - 1] == '\n')
+			len--;
+		if (len == t->nelem) {
+			r = submit_logical(m, t, (uint8_t *)text, p, err);
+		} else if (!(t->flags & MFS_TF_RESHAPE)) {
+			r = mfs_error(err, EINVAL, "this string must stay %llu bytes long",
+				      (unsigned long long)t->nelem);
+		} else {
+			uint64_t dims[1] = {len};
+			uint8_t *kept = mfs_patch_keep(p, len);
+			if (!kept) {
+				r = mfs_error(err, ENOMEM, "out of memory");
+			} else {
+				memcpy(kept, text, len);
+				r = reshape_edit(m, t, MFS_DT_CHAR8, 1, dims, kept, len, p, err);
+			}
+		}
+		free(text);
+		return r;
+	}
+	uint8_t *vals = malloc((size_t)(t->nelem * es) + 1);
+	if (!vals) {
+		free(text);
+		return mfs_error(err, ENOMEM, "out of memory");
+	}
+	struct mfs_tokens tk = {text, len, 0};
+	const char *tok;
+	size_t n;
+	uint64_t i = 0;
+	while (mfs_next_token(&tk, &tok, &n)) {
+		if (i < t->nelem) {
+			r = mfs_parse_elem((enum mfs_dtype)t->dtype, tok, n, vals + i * es);
+			if (r < 0) {
+				r = mfs_error(err, -r, "value %llu ('%.*s') is %s %s",
+					      (unsigned long long)i + 1, (int)(n > 40 ? 40 : n), tok,
+					      r == -ERANGE ? "out of range for" : "not a valid",
+					      mfs_dtype_info((enum mfs_dtype)t->dtype)->name);
+				goto out;
+			}
+		}
+		i++;
+	}
+	if (i != t->nelem) {
+		r = mfs_error(err, EINVAL, "expected %llu values, got %llu (the shape is fixed: use data.npy to reshape)",
+			      (unsigned long long)t->nelem, (unsigned long long)i);
+		goto out;
+	}
+	r = submit_logical(m, t, vals, p, err);
+out:
+	free(vals);
+	free(text);
+	return r;
+}
+
+static int write_data(struct mfs_model *m, const struct mfs_tensor *t,
+		      const struct mfs_content *c, struct mfs_patch *p, struct mfs_err *err)
+{
+	unsigned es = t->esize;
+	uint64_t size = t->nelem * es;
+	if (c->size != size)
+		return mfs_error(err, EINVAL,
+				 "data must stay %llu bytes (got %llu): it cannot change size; reshape through data.npy",
+				 (unsigned long long)size, (unsigned long long)c->size);
+	if (es == 0 || size == 0)
+		return 1;
+	struct mfs_extent all = {0, size};
+	const struct mfs_extent *ext = c->ext ? c->ext : &all;
+	size_t next = c->ext ? c->next : 1;
+	struct runs rs = {0};
+	int r = 0;
+	for (size_t x = 0; x < next && r == 0; x++) {
+		/* Whole elements covering the written range. */
+		uint64_t e0 = ext[x].off / es;
+		uint64_t e1 = (ext[x].off + ext[x].len + es - 1) / es;
+		if (e1 > t->nelem)
+			e1 = t->nelem;
+		if (x + 1 < next && ext[x + 1].off / es < e1)
+			e1 = ext[x + 1].off / es;  /* the next extent continues from there */
+		if (e1 <= e0)
+			continue;
+		uint8_t *buf = mfs_patch_keep(p, (e1 - e0) * es);
+		if (!buf) {
+			r = mfs_error(err, ENOMEM, "out of memory");
+			break;
+		}
+		if (c->read(c->ctx, e0 * es, (size_t)((e1 - e0) * es), buf) < 0) {
+			r = mfs_error(err, EIO, "cannot read the written content");
+			break;
+		}
+		r = diff_range(m, t, e0, e1 - e0, buf, &rs, err);
+	}
+	if (r == 0)
+		r = submit_runs(m, t, &rs, p, err);
+	free(rs.v);
+	return r;
+}
+
+static int write_npy(struct mfs_model *m, const struct mfs_tensor *t,
+		     const struct mfs_content *c, struct mfs_patch *p, struct mfs_err *err)
+{
+	char head[65536 + 16];
+	size_t hl = c->size < sizeof(head) ? (size_t)c->size : sizeof(head);
+	if (c->read(c->ctx, 0, hl, head) < 0)
+		return mfs_error(err, EIO, "cannot read the written content");
+	struct mfs_npy_info in;
+	int r = mfs_npy_parse_header(head, hl, &in, err);
+	if (r < 0)
+		return r;
+	enum mfs_dtype dt = in.dtype;
+	if (t->dtype == MFS_DT_CHAR8 && dt == MFS_DT_U8)
+		dt = MFS_DT_CHAR8;
+	const char *oldname = mfs_dtype_info((enum mfs_dtype)t->dtype)->name;
+	if (dt != t->dtype) {
+		bool numeric_to_numeric = mfs_dtype_info(dt)->numeric && t->dtype != MFS_DT_CHAR8;
+		if (!(t->flags & MFS_TF_RETYPE) || !numeric_to_numeric)
+			return mfs_error(err, EINVAL, "data.npy must keep dtype %s (got %s)", oldname,
+					 mfs_dtype_info(dt)->name);
+	}
+	bool same_shape = in.ndim == t->ndim;
+	for (uint32_t i = 0; same_shape && i < in.ndim; i++)
+		same_shape = in.dims[i] == t->dims[i];
+	if (!same_shape && !(t->flags & MFS_TF_RESHAPE))
+		return mfs_error(err, EINVAL, "data.npy must keep the shape (this format cannot change it)");
+	unsigned es = mfs_dtype_info(dt)->size;
+	uint64_t n = 1, bytes;
+	for (uint32_t i = 0; i < in.ndim; i++)
+		if (!mfs_mul_ok(n, in.dims[i], &n))
+			return mfs_error(err, EINVAL, "data.npy shape overflows");
+	if (!mfs_mul_ok(n, es, &bytes) || c->size < in.data_off || c->size - in.data_off != bytes)
+		return mfs_error(err, EINVAL, "data.npy holds %llu data bytes; its header needs %llu",
+				 (unsigned long long)(c->size - (c->size < in.data_off ? c->size : in.data_off)),
+				 (unsigned long long)bytes);
+	uint8_t *body = malloc((size_t)bytes + 1);
+	if (!body)
+		return mfs_error(err, ENOMEM, "out of memory");
+	if (bytes && c->read(c->ctx, in.data_off, (size_t)bytes, body) < 0) {
+		free(body);
+		return mfs_error(err, EIO, "cannot read the written content");
+	}
+	/* Bring the array to the tensor's storage order. */
+	bool want_col = t->order == MFS_COL_MAJOR;
+	uint8_t *st = body;
+	if (in.ndim > 1 && in.fortran != want_col) {
+		st = mfs_patch_keep(p, bytes + 1);
+		if (!st) {
+			free(body);
+			return mfs_error(err, ENOMEM, "out of memory");
+		}
+		mfs_reorder(in.dims, in.ndim, es, body, st, want_col);
+	}
+	if (same_shape && dt == t->dtype) {
+		if (t->flags & MFS_TF_SPARSE) {
+			/* Sparse tensors are row-major: compare densely. */
+			r = dense_to_entries(m, t, st, p, err);
+		} else {
+			r = mfs_submit_values(m, t, st, p, err);
+		}
+	} else {
+		if (st == body) {
+			st = mfs_patch_keep(p, bytes + 1);
+			if (st)
+				memcpy(st, body, (size_t)bytes);
+		}
+		r = st ? reshape_edit(m, t, dt, in.ndim, in.dims, st, n, p, err)
+		       : mfs_error(err, ENOMEM, "out of memory");
+	}
+	free(body);
+	return r;
+}
+
+static int write_text(struct mfs_model *m, mfs_id id, const struct mfs_content *c,
+		      struct mfs_patch *p, struct mfs_err *err)
+{
+	const struct mfs_node *n = &m->nodes[id];
+	char *text;
+	int r = mfs_content_load(c, &text, err);
+	if (r < 0)
+		return r;
+	size_t len = (size_t)c->size;
+	if (n->view == MFS_V_TEXT) {
+		if (len && text[len - 1] == '\n')
+			len--;
+		if (len + 1 == n->u.text.len && memcmp(text, n->u.text.s, len) == 0) {
+			free(text);
+			return 1;
+		}
+	} else if (len == n->u.raw.len && memcmp(text, m->base + n->u.raw.off, len) == 0) {
+		free(text);
+		return 1;
+	}
+	char *kept = mfs_patch_keep(p, len + 1);
+	if (!kept) {
+		free(text);
+		return mfs_error(err, ENOMEM, "out of memory");
+	}
+	memcpy(kept, text, len);
+	kept[len] = '\0';
+	free(text);
+	struct mfs_edit e = {.kind = MFS_E_TEXT, .node = id, .text = kept, .len = len};
+	return mfs_submit_edit(m, &e, p, err);
+}
+
+struct write_call {
+	struct mfs_model *m;
+	mfs_id id;
+	const struct mfs_content *c;
+	struct mfs_patch *p;
+	struct mfs_err *err;
+};
+
+static int write_fn(void *arg)
+{
+	struct write_call *w = arg;
+	struct mfs_model *m = w->m;
+	const struct mfs_node *n = &m->nodes[w->id];
+	const struct mfs_tensor *t = mfs_node_tensor(m, w->id);
+	switch (n->view) {
+	case MFS_V_TEXT:
+	case MFS_V_RAW:
+		return write_text(m, w->id, w->c, w->p, w->err);
+	case MFS_V_VALUES:
+		return write_values(m, t, w->c, w->p, w->err);
+	case MFS_V_DATA:
+		return write_data(m, t, w->c, w->p, w->err);
+	case MFS_V_NPY:
+		return write_npy(m, t, w->c, w->p, w->err);
+	case MFS_V_MTX:
+		return mfs_mtx_write(m, w->id, w->c, w->p, w->err);
+	default:
+		return mfs_error(w->err, EACCES, "%s is read-only", n->name);
+	}
+}
+
+int mfs_view_write(struct mfs_model *m, mfs_id id, const struct mfs_content *c,
+		   struct mfs_patch *p, struct mfs_err *err)
+{
+	if (id >= m->nnodes || m->nodes[id].kind != MFS_K_FILE)
+		return mfs_error(err, EISDIR, "not a file");
+	if (!(m->nodes[id].flags & MFS_NF_WRITABLE))
+		return mfs_error(err, EACCES, "%s is read-only", m->nodes[id].name);
+	struct write_call w = {m, id, c, p, err};
+	return mfs_guarded(write_fn, &w, err);
+}

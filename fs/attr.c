@@ -1,0 +1,197 @@
+/* What stat shows for every kind of inode, and the entry replies built
+ * from it (timeouts long for what cannot change behind our back). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "attr.h"
+#include "model_fs.h"
+#include "pending.h"
+#include "scratch.h"
+
+/* Source-derived permission bits for what a model shows. */
+static mode_t file_mode(const struct stat *src, bool writable)
+{
+	mode_t m = src->st_mode & 0444;
+	if (writable && !fs.o.ro)
+		m |= src->st_mode & 0222;
+	return m;
+}
+
+static mode_t dir_mode(const struct stat *src)
+{
+	mode_t m = src->st_mode & 0777;
+	m |= (m & 0444) >> 2;  /* readable means searchable */
+	if (fs.o.ro)
+		m &= ~(mode_t)0222;
+	return m;
+}
+
+static void model_owner(struct fsmodel *fm, struct stat *st)
+{
+	pthread_mutex_lock(&fm->lock);
+	st->st_uid = fm->st.st_uid;
+	st->st_gid = fm->st.st_gid;
+	st->st_dev = fm->st.st_dev;
+	pthread_mutex_unlock(&fm->lock);
+}
+
+int attr_of(struct inode *i, struct stat *st, double *timeout)
+{
+	memset(st, 0, sizeof(*st));
+	*timeout = fs.o.timeout;
+	st->st_ino = i->ino;
+	st->st_blksize = 65536;
+	switch (i->kind) {
+	case I_SDIR:
+	case I_SFILE:
+	case I_SLINK: {
+		int r = i->parent ? fstatat(dir_fd(i->parent), i->name, st, AT_SYMLINK_NOFOLLOW)
+				  : fstat(fs.root_fd, st);
+		if (r < 0)
+			return -errno;
+		if (fs.o.ro)
+			st->st_mode &= ~(mode_t)0222;
+		st->st_ino = i->ino;
+		return 0;
+	}
+	case I_META:
+		st->st_mode = S_IFDIR | 0555;
+		st->st_nlink = 2;
+		st->st_uid = fs.uid;
+		st->st_gid = fs.gid;
+		return 0;
+	case I_ERRORS: {
+		size_t len;
+		char *s = errors_snapshot(&len);
+		free(s);
+		st->st_mode = S_IFREG | 0444;
+		st->st_nlink = 1;
+		st->st_size = (off_t)len;
+		st->st_uid = fs.uid;
+		st->st_gid = fs.gid;
+		*timeout = 0;
+		return 0;
+	}
+	case I_SCRATCH:
+		pthread_mutex_lock(&i->lock);
+		scratch_stat(i, st);
+		pthread_mutex_unlock(&i->lock);
+		*timeout = 0;  /* scratch files change under writes of other names */
+		return 0;
+	case I_MODEL:
+	case I_VNODE:
+	case I_VDIR:
+	case I_VLINK:
+		break;
+	}
+	struct fsmodel *fm = i->fm;
+	struct mfs_err err = {0};
+	struct mref *r = fsmodel_current(fm, &err);
+	if (!r)
+		return -(err.code ? err.code : EIO);
+	int ret = 0;
+	mfs_id id = vnode_resolve(i, r);
+	if (id == MFS_NONE) {
+		ret = -ENOENT;
+		goto out;
+	}
+	const struct mfs_model *m = r->m;
+	const struct mfs_node *n = &m->nodes[id];
+	struct stat src;
+	pthread_mutex_lock(&fm->lock);
+	src = fm->st;
+	pthread_mutex_unlock(&fm->lock);
+	model_owner(fm, st);
+	st->st_mtim = st->st_ctim = st->st_atim = i->mtime;
+	if (n->kind == MFS_K_DIR) {
+		st->st_mode = S_IFDIR | dir_mode(&src);
+		st->st_nlink = 2 + n->ndirs;
+		st->st_size = n->nchild;
+	} else if (n->kind == MFS_K_LINK) {
+		char t[4096];
+		int l = mfs_link_target(m, id, t, sizeof(t));
+		st->st_mode = S_IFLNK | 0777;
+		st->st_nlink = 1;
+		st->st_size = l > 0 ? l : 0;
+	} else {
+		st->st_mode = S_IFREG | file_mode(&src, n->flags & MFS_NF_WRITABLE);
+		st->st_nlink = 1;
+		uint64_t size = 0;
+		pthread_mutex_lock(&i->lock);
+		if (i->pend) {
+			size = wbuf_size(i->pend->buf);
+			*timeout = 0;
+		}
+		pthread_mutex_unlock(&i->lock);
+		if (*timeout == 0) {
+			/* pending writes: their size */
+		} else if (mfs_view_size(r->m, id, &size, &err) < 0) {
+			ret = -(err.code ? err.code : EIO);
+			goto out;
+		}
+		st->st_size = (off_t)size;
+		st->st_blocks = (blkcnt_t)((size + 511) / 512);
+	}
+out:
+	mref_put(r);
+	return ret;
+}
+
+bool attr_cheap(struct inode *i)
+{
+	if (i->kind != I_VNODE)
+		return true;  /* only file views can be costly */
+	struct mfs_err err = {0};
+	struct mref *r = fsmodel_current(i->fm, &err);
+	if (!r)
+		return true;
+	mfs_id id = vnode_resolve(i, r);
+	bool cheap = id == MFS_NONE || mfs_view_size_cheap(r->m, id);
+	mref_put(r);
+	return cheap;
+}
+
+int entry_of(struct inode *i, struct fuse_entry_param *e)
+{
+	memset(e, 0, sizeof(*e));
+	double t;
+	int r;
+	if (!attr_cheap(i)) {
+		/* A large text view: its exact size costs a full render, so it
+		 * is given when asked for (getattr), not on lookup. */
+		e->attr.st_ino = i->ino;
+		e->attr.st_mode = S_IFREG | 0444;
+		e->attr_timeout = 0;
+		e->entry_timeout = fs.o.timeout;
+		e->ino = i->ino;
+		/* mode and owner still matter for permission checks */
+		struct mfs_err err = {0};
+		struct mref *ref = fsmodel_current(i->fm, &err);
+		if (ref) {
+			mfs_id id = vnode_resolve(i, ref);
+			if (id != MFS_NONE) {
+				struct stat src;
+				pthread_mutex_lock(&i->fm->lock);
+				src = i->fm->st;
+				pthread_mutex_unlock(&i->fm->lock);
+				e->attr.st_mode = S_IFREG | file_mode(&src, ref->m->nodes[id].flags & MFS_NF_WRITABLE);
+				e->attr.st_uid = src.st_uid;
+				e->attr.st_gid = src.st_gid;
+			}
+			mref_put(ref);
+		}
+		e->attr.st_nlink = 1;
+		e->attr.st_mtim = e->attr.st_ctim = e->attr.st_atim = i->mtime;
+		return 0;
+	}
+	r = attr_of(i, &e->attr, &t);
+	if (r < 0)
+		return r;
+	e->ino = i->ino;
+	e->attr_timeout = t;
+	e->entry_timeout = i->kind == I_SCRATCH ? 0 : fs.o.timeout;
+	return 0;
+}

@@ -1,0 +1,135 @@
+/* The FUSE layer's shared state: options, the inode table and what each
+ * kind of inode refers to. Only fs/ includes libfuse; nothing here knows a
+ * format (models are opaque mfs_model trees from codecs/).
+ *
+ * Locking order: an inode's lock, then a model's lock, then the table lock
+ * (fs.lock). No lock is held while replying to the kernel, except a model's
+ * read lock around replies that splice its source file.
+ */
+#ifndef MFS_FS_H
+#define MFS_FS_H
+
+#include <fuse_lowlevel.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include "model.h"
+#include "view.h"
+#include "wbuf.h"
+
+struct fsopts {
+	char *source;
+	char *mountpoint;
+	char *log_path;
+	double timeout;          /* entry/attr timeout for unchanged entries */
+	uint64_t max_buffer;     /* bytes one written view may hold */
+	uint64_t max_scratch;    /* bytes all editor scratch files may hold */
+	int ro;
+	int foreground, debug, singlethread;
+	int no_inplace;          /* always rewrite whole files (tests) */
+	int no_fsync;            /* tests only: commits without fsync */
+	int allow_other;
+};
+
+enum ikind {
+	I_SDIR = 1,   /* a directory of SOURCE (the root included) */
+	I_SFILE,      /* a file of SOURCE shown as it is (plain, or a model that failed) */
+	I_SLINK,      /* a symbolic link of SOURCE (never followed) */
+	I_MODEL,      /* a model file shown as a directory */
+	I_VNODE,      /* a file node inside a model (a view) */
+	I_VDIR,       /* a directory node inside a model */
+	I_VLINK,      /* a link node inside a model */
+	I_SCRATCH,    /* an editor's temporary file inside a model directory */
+	I_META,       /* MOUNTPOINT/.modelfs */
+	I_ERRORS,     /* MOUNTPOINT/.modelfs/errors */
+};
+
+struct mref;            /* a counted reference to a parsed model (model.c) */
+struct fsmodel;         /* a source file shown as a model (model.c) */
+struct scratch;         /* scratch.c */
+struct pending;         /* pending writes of a view (write.c) */
+
+struct inode {
+	fuse_ino_t ino;
+	struct inode *parent;     /* counted reference; NULL for the root */
+	char *name;               /* as shown in the mount */
+	enum ikind kind;
+	uint64_t nlookup;         /* the kernel's references (fs.lock) */
+	uint64_t refs;            /* our own references (fs.lock) */
+	struct inode *hnext;      /* hash chain (fs.lock) */
+
+	pthread_mutex_t rlock;    /* guards gen and node (taken alone, never waits) */
+	uint64_t gen;             /* I_V*: model generation node was resolved in */
+	mfs_id node;              /* I_V*: node id in that generation */
+
+	pthread_mutex_t lock;     /* guards the fields below */
+	int fd;                   /* I_SDIR: O_PATH descriptor */
+	struct fsmodel *fm;       /* I_MODEL: its model; I_V*, I_SCRATCH: the model they are in */
+	struct timespec mtime;    /* I_VNODE/I_MODEL: shown mtime (changes with content only) */
+	struct pending *pend;     /* I_VNODE: writes not yet committed */
+	struct scratch *scr;      /* I_SCRATCH */
+	bool watched;             /* I_SDIR: inotify watch added */
+	bool stale;               /* the entry is gone or changed type: answer ESTALE */
+};
+
+struct fsstate {
+	struct fsopts o;
+	struct fuse_session *se;
+	int root_fd;              /* O_PATH of SOURCE */
+	struct inode *root;
+	pthread_mutex_t lock;     /* the inode table */
+	struct inode **table;
+	size_t nbuckets, ninodes;
+	atomic_uint_fast64_t scratch_bytes;
+	int inotify_fd;
+	uid_t uid;
+	gid_t gid;
+};
+
+extern struct fsstate fs;
+
+static inline bool is_vnode(const struct inode *i)
+{
+	return i->kind == I_VNODE || i->kind == I_VDIR || i->kind == I_VLINK;
+}
+
+/* inode.c */
+struct inode *inode_get(fuse_ino_t ino);                 /* +1 ref, or NULL */
+void inode_put(struct inode *i);
+/* Find or create the child (parent, name, kind); +1 ref. The class of the
+ * kind (dir, file, link) is part of the key: a file shown as a directory
+ * and as a plain file gets two inode numbers. */
+struct inode *inode_child(struct inode *parent, const char *name, enum ikind kind);
+/* The number (parent, name, kind) gets unless it collides (for readdir
+ * entries that are not looked up). */
+fuse_ino_t inode_number(const struct inode *parent, const char *name, enum ikind kind);
+void inode_lookup_ref(struct inode *i);                  /* the kernel gained a reference */
+void inode_forget(struct inode *i, uint64_t n);
+int inode_path(const struct inode *i, char *buf, size_t size);  /* relative to the mount */
+void inode_table_init(void);
+void inode_insert_root(struct inode *root);
+/* Call fn on every inode of a model (under the table lock: fn must not lock). */
+void inode_foreach_model(struct fsmodel *fm, void (*fn)(struct inode *, void *), void *arg);
+void inode_foreach_in(struct inode *parent, void (*fn)(struct inode *, void *), void *arg);
+
+/* log.c: a line in the log, and in .modelfs/errors when it is an error. */
+void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void log_error(const struct inode *where, const char *name, int code, const char *msg);
+/* .modelfs/errors content snapshot (caller frees). */
+char *errors_snapshot(size_t *len);
+void log_init(void);
+
+/* notify.c: kernel cache invalidation from a thread of its own. */
+void notify_inval_inode(fuse_ino_t ino);
+void notify_inval_entry(fuse_ino_t parent, const char *name);
+int notify_start(void);
+void notify_stop(void);
+/* watch.c: source changes seen by inotify. */
+int watch_start(void);
+void watch_dir(struct inode *dir);
+void watch_stop(void);
+
+#endif

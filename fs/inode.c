@@ -1,0 +1,245 @@
+/* The inode table. Inode numbers are a hash of (parent, name, class), so they
+ * stay the same while a file is unchanged, even after the kernel forgets an
+ * entry and looks it up again (passthrough_ll keeps one entry per inode the
+ * kernel knows; so do we, keyed by number). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bytes.h"
+#include "fs.h"
+#include "model_fs.h"
+#include "scratch.h"
+
+static unsigned kind_class(enum ikind k)
+{
+	switch (k) {
+	case I_SDIR:
+	case I_MODEL:
+	case I_META:
+	case I_VDIR:
+		return 1;  /* directories */
+	case I_SLINK:
+	case I_VLINK:
+		return 2;
+	default:
+		return 3;  /* files */
+	}
+}
+
+void inode_table_init(void)
+{
+	pthread_mutex_init(&fs.lock, NULL);
+	fs.nbuckets = 1 << 16;
+	fs.table = calloc(fs.nbuckets, sizeof(*fs.table));
+}
+
+static size_t bucket(fuse_ino_t ino)
+{
+	return (size_t)(mfs_hash64(&ino, sizeof(ino), 0) & (fs.nbuckets - 1));
+}
+
+void inode_insert_root(struct inode *root)
+{
+	size_t b = bucket(root->ino);
+	root->hnext = fs.table[b];
+	fs.table[b] = root;
+	fs.ninodes++;
+}
+
+static struct inode *find_locked(fuse_ino_t ino)
+{
+	for (struct inode *i = fs.table[bucket(ino)]; i; i = i->hnext)
+		if (i->ino == ino)
+			return i;
+	return NULL;
+}
+
+static void grow_locked(void)
+{
+	size_t nb = fs.nbuckets * 2;
+	struct inode **t = calloc(nb, sizeof(*t));
+	if (!t)
+		return;  /* longer chains, still correct */
+	for (size_t b = 0; b < fs.nbuckets; b++) {
+		struct inode *i = fs.table[b];
+		while (i) {
+			struct inode *n = i->hnext;
+			size_t nbk = (size_t)(mfs_hash64(&i->ino, sizeof(i->ino), 0) & (nb - 1));
+			i->hnext = t[nbk];
+			t[nbk] = i;
+			i = n;
+		}
+	}
+	free(fs.table);
+	fs.table = t;
+	fs.nbuckets = nb;
+}
+
+struct inode *inode_get(fuse_ino_t ino)
+{
+	pthread_mutex_lock(&fs.lock);
+	struct inode *i = find_locked(ino);
+	if (i)
+		i->refs++;
+	pthread_mutex_unlock(&fs.lock);
+	return i;
+}
+
+static void free_inode(struct inode *i)
+{
+	if (i->fd >= 0)
+		close(i->fd);
+	fsmodel_inode_gone(i);
+	scratch_free(i->scr);
+	pthread_mutex_destroy(&i->lock);
+	pthread_mutex_destroy(&i->rlock);
+	free(i->name);
+	free(i);
+}
+
+/* Drop the entry from the table once nobody holds it. Returns the parent
+ * to release next (its reference from this child), or NULL. */
+static struct inode *maybe_free_locked(struct inode *i)
+{
+	if (i->refs || i->nlookup || i == fs.root)
+		return NULL;
+	struct inode **p = &fs.table[bucket(i->ino)];
+	while (*p != i)
+		p = &(*p)->hnext;
+	*p = i->hnext;
+	fs.ninodes--;
+	return i;
+}
+
+void inode_put(struct inode *i)
+{
+	while (i) {
+		pthread_mutex_lock(&fs.lock);
+		i->refs--;
+		struct inode *dead = maybe_free_locked(i);
+		pthread_mutex_unlock(&fs.lock);
+		if (!dead)
+			return;
+		struct inode *parent = dead->parent;
+		free_inode(dead);
+		i = parent;  /* the child's reference on its parent */
+	}
+}
+
+void inode_lookup_ref(struct inode *i)
+{
+	pthread_mutex_lock(&fs.lock);
+	i->nlookup++;
+	pthread_mutex_unlock(&fs.lock);
+}
+
+void inode_forget(struct inode *i, uint64_t n)
+{
+	pthread_mutex_lock(&fs.lock);
+	i->nlookup = n > i->nlookup ? 0 : i->nlookup - n;
+	i->refs++;  /* held by us until inode_put below */
+	pthread_mutex_unlock(&fs.lock);
+	inode_put(i);
+}
+
+fuse_ino_t inode_number(const struct inode *parent, const char *name, enum ikind kind)
+{
+	uint64_t h = mfs_hash64(name, strlen(name),
+				parent->ino * 0x9e3779b97f4a7c15ull + kind_class(kind));
+	return h < 2 ? h + 2 : h;  /* 0 and 1 are reserved */
+}
+
+struct inode *inode_child(struct inode *parent, const char *name, enum ikind kind)
+{
+	pthread_mutex_lock(&fs.lock);
+	/* Probe from the hash: the same key finds its entry; a collision with
+	 * another key moves on. */
+	fuse_ino_t ino = inode_number(parent, name, kind);
+	for (;;) {
+		struct inode *i = find_locked(ino);
+		if (!i)
+			break;
+		if (i->parent == parent && kind_class(i->kind) == kind_class(kind) &&
+		    strcmp(i->name, name) == 0 && !i->stale) {
+			if (i->kind != kind) {
+				/* Same class, other kind (a model that now fails to
+				 * parse shows as a file): a new identity. */
+				i->stale = true;
+				ino++;
+				continue;
+			}
+			i->refs++;
+			pthread_mutex_unlock(&fs.lock);
+			return i;
+		}
+		ino++;
+		if (ino < 2)
+			ino = 2;
+	}
+	struct inode *i = calloc(1, sizeof(*i));
+	char *nm = strdup(name);
+	if (!i || !nm) {
+		pthread_mutex_unlock(&fs.lock);
+		free(i);
+		free(nm);
+		return NULL;
+	}
+	i->ino = ino;
+	i->parent = parent;
+	parent->refs++;
+	i->name = nm;
+	i->kind = kind;
+	i->refs = 1;
+	i->fd = -1;
+	i->node = MFS_NONE;
+	pthread_mutex_init(&i->lock, NULL);
+	pthread_mutex_init(&i->rlock, NULL);
+	size_t b = bucket(ino);
+	i->hnext = fs.table[b];
+	fs.table[b] = i;
+	if (++fs.ninodes > fs.nbuckets)
+		grow_locked();
+	pthread_mutex_unlock(&fs.lock);
+	return i;
+}
+
+int inode_path(const struct inode *i, char *buf, size_t size)
+{
+	size_t len = 0;
+	for (const struct inode *p = i; p && p->parent; p = p->parent)
+		len += strlen(p->name) + (len ? 1 : 0);
+	if (len + 1 > size)
+		return -ENAMETOOLONG;
+	buf[len] = '\0';
+	size_t pos = len;
+	for (const struct inode *p = i; p && p->parent; p = p->parent) {
+		size_t nl = strlen(p->name);
+		if (pos != len)
+			buf[--pos] = '/';
+		pos -= nl;
+		memcpy(buf + pos, p->name, nl);
+	}
+	return (int)len;
+}
+
+void inode_foreach_model(struct fsmodel *fm, void (*fn)(struct inode *, void *), void *arg)
+{
+	pthread_mutex_lock(&fs.lock);
+	for (size_t b = 0; b < fs.nbuckets; b++)
+		for (struct inode *i = fs.table[b]; i; i = i->hnext)
+			if (i->fm == fm)
+				fn(i, arg);
+	pthread_mutex_unlock(&fs.lock);
+}
+
+void inode_foreach_in(struct inode *parent, void (*fn)(struct inode *, void *), void *arg)
+{
+	pthread_mutex_lock(&fs.lock);
+	for (size_t b = 0; b < fs.nbuckets; b++)
+		for (struct inode *i = fs.table[b]; i; i = i->hnext)
+			if (i->parent == parent)
+				fn(i, arg);
+	pthread_mutex_unlock(&fs.lock);
+}

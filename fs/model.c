@@ -1,0 +1,413 @@
+/* Models in the mount: parse on lookup, reparse when the source changes,
+ * commit edits and swap generations (see model_fs.h). */
+#include <errno.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "commit.h"
+#include "model_fs.h"
+#include "pending.h"
+
+struct mref *mref_hold(struct mref *r)
+{
+	if (r)
+		atomic_fetch_add(&r->refs, 1);
+	return r;
+}
+
+void mref_put(struct mref *r)
+{
+	if (r && atomic_fetch_sub(&r->refs, 1) == 1) {
+		mfs_model_free(r->m);
+		free(r);
+	}
+}
+
+int dir_fd(struct inode *dir)
+{
+	return dir->parent ? dir->fd : fs.root_fd;
+}
+
+int dir_open(struct inode *dir)
+{
+	return openat(dir_fd(dir), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
+static bool same_stat(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+	       a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
+
+/* The sidecar's stat (st_ino 0 when there is none). */
+static void side_stat(int dfd, const char *name, const struct mfs_codec *c, struct stat *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!c || !c->sidecar)
+		return;
+	char p[600];
+	snprintf(p, sizeof(p), "%s%s", name, c->sidecar);
+	if (fstatat(dfd, p, out, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(out->st_mode))
+		memset(out, 0, sizeof(*out));
+}
+
+/* ---- failures are reported once per version of a file ------------------- */
+
+struct failure {
+	fuse_ino_t dir;
+	char *name;
+	struct stat st;
+	struct failure *next;
+};
+static struct failure *failures;
+static pthread_mutex_t failures_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* true if this version already failed (and was reported) */
+static bool failed_before(fuse_ino_t dir, const char *name, const struct stat *st, bool record)
+{
+	pthread_mutex_lock(&failures_lock);
+	struct failure **p = &failures;
+	for (; *p; p = &(*p)->next)
+		if ((*p)->dir == dir && strcmp((*p)->name, name) == 0)
+			break;
+	bool hit = *p && same_stat(&(*p)->st, st);
+	if (record && !hit) {
+		if (!*p) {
+			*p = calloc(1, sizeof(**p));
+			if (*p) {
+				(*p)->dir = dir;
+				(*p)->name = strdup(name);
+			}
+		}
+		if (*p)
+			(*p)->st = *st;
+	}
+	pthread_mutex_unlock(&failures_lock);
+	return hit;
+}
+
+/* ---- parsing ---------------------------------------------------------------- */
+
+static struct mref *parse(struct inode *dir, const char *name, const struct stat *st,
+			  struct stat *side, struct mfs_err *err)
+{
+	int dfd = dir_fd(dir);
+	if (!fs.o.ro) {
+		/* A commit cut short by a crash is rolled back before anyone reads. */
+		struct mfs_err rerr = {0};
+		if (mfs_recover_file(dfd, name, &rerr) < 0)
+			log_error(dir, name, rerr.code, rerr.msg);
+	}
+	struct mfs_model *m;
+	int r = mfs_model_open(&m, dfd, name, NULL, err);
+	if (r < 0)
+		return NULL;
+	struct stat now;
+	if (fstat(m->fd, &now) == 0 && !same_stat(&now, st)) {
+		/* It changed while we read it: the caller sees the newer stat next time. */
+	}
+	struct mref *ref = calloc(1, sizeof(*ref));
+	if (!ref) {
+		mfs_model_free(m);
+		mfs_error(err, ENOMEM, "out of memory");
+		return NULL;
+	}
+	ref->m = m;
+	atomic_init(&ref->refs, 1);
+	side_stat(dfd, name, m->codec, side);
+	return ref;
+}
+
+static void attach(struct inode *mi, struct mref *ref, const struct stat *st,
+		   const struct stat *side)
+{
+	struct fsmodel *fm = mi->fm;
+	if (!fm) {
+		fm = calloc(1, sizeof(*fm));
+		if (!fm) {
+			mref_put(ref);
+			return;
+		}
+		fm->inode = mi;
+		pthread_mutex_init(&fm->lock, NULL);
+		pthread_mutex_init(&fm->commit, NULL);
+		pthread_rwlock_init(&fm->rw, NULL);
+		mi->fm = fm;
+		mi->mtime = st->st_mtim;
+	}
+	pthread_mutex_lock(&fm->lock);
+	struct mref *old = fm->cur;
+	ref->gen = ++fm->gen;
+	fm->cur = ref;
+	fm->st = *st;
+	fm->side_st = *side;
+	fm->sidecar = ref->m->codec->sidecar;
+	fm->stale = false;
+	pthread_mutex_unlock(&fm->lock);
+	mref_put(old);
+}
+
+struct inode *source_child(struct inode *dir, const char *name, struct stat *st, int *err_out)
+{
+	int dfd = dir_fd(dir);
+	if (fstatat(dfd, name, st, AT_SYMLINK_NOFOLLOW) < 0) {
+		*err_out = errno;
+		return NULL;
+	}
+	*err_out = 0;
+	if (S_ISDIR(st->st_mode))
+		return inode_child(dir, name, I_SDIR);
+	if (S_ISLNK(st->st_mode))
+		return inode_child(dir, name, I_SLINK);
+	if (!S_ISREG(st->st_mode) || failed_before(dir->ino, name, st, false))
+		return inode_child(dir, name, I_SFILE);
+	/* A model already parsed at this version? */
+	struct inode *mi = inode_child(dir, name, I_MODEL);
+	if (!mi) {
+		*err_out = ENOMEM;
+		return NULL;
+	}
+	if (mi->fm) {
+		pthread_mutex_lock(&mi->fm->lock);
+		struct stat side;
+		side_stat(dfd, name, mi->fm->cur ? mi->fm->cur->m->codec : NULL, &side);
+		bool fresh = mi->fm->cur && !mi->fm->stale && same_stat(&mi->fm->st, st) &&
+			     side.st_ino == mi->fm->side_st.st_ino &&
+			     side.st_mtim.tv_nsec == mi->fm->side_st.st_mtim.tv_nsec &&
+			     side.st_mtim.tv_sec == mi->fm->side_st.st_mtim.tv_sec;
+		pthread_mutex_unlock(&mi->fm->lock);
+		if (fresh)
+			return mi;
+	}
+	struct mfs_err err = {0};
+	struct stat side;
+	struct mref *ref = parse(dir, name, st, &side, &err);
+	if (ref) {
+		attach(mi, ref, st, &side);
+		return mi;
+	}
+	inode_put(mi);
+	if (err.code != ENOTSUP && !failed_before(dir->ino, name, st, true))
+		log_error(dir, name, err.code, err.msg);
+	else if (err.code == ENOTSUP)
+		failed_before(dir->ino, name, st, true);
+	return inode_child(dir, name, I_SFILE);
+}
+
+unsigned source_dtype(struct inode *dir, const char *name, unsigned char d_type)
+{
+	if (d_type != DT_REG && d_type != DT_UNKNOWN)
+		return d_type;
+	int dfd = dir_fd(dir);
+	struct stat st;
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return DT_UNKNOWN;
+	if (!S_ISREG(st.st_mode))
+		return (st.st_mode & S_IFMT) >> 12;
+	if (failed_before(dir->ino, name, &st, false))
+		return DT_REG;
+	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return DT_REG;
+	uint8_t head[MFS_HEAD_MAX];
+	ssize_t n = pread(fd, head, sizeof(head), 0);
+	close(fd);
+	if (n < 0)
+		return DT_REG;
+	return mfs_probe(head, (size_t)n, (uint64_t)st.st_size, name) ? DT_DIR : DT_REG;
+}
+
+
+/* ---- generations ------------------------------------------------------------ */
+
+struct mref *fsmodel_current(struct fsmodel *fm, struct mfs_err *err)
+{
+	pthread_mutex_lock(&fm->lock);
+	bool stale = fm->stale;
+	struct mref *r = stale ? NULL : mref_hold(fm->cur);
+	pthread_mutex_unlock(&fm->lock);
+	if (r)
+		return r;
+	/* Reparse the changed source (one thread at a time does it). */
+	pthread_mutex_lock(&fm->commit);
+	pthread_mutex_lock(&fm->lock);
+	if (!fm->stale) {
+		r = mref_hold(fm->cur);
+		pthread_mutex_unlock(&fm->lock);
+		pthread_mutex_unlock(&fm->commit);
+		return r;
+	}
+	pthread_mutex_unlock(&fm->lock);
+	struct inode *mi = fm->inode;
+	struct stat st, side;
+	r = NULL;
+	if (fstatat(dir_fd(mi->parent), mi->name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		mfs_error(err, errno, "the source file is gone");
+	else if ((r = parse(mi->parent, mi->name, &st, &side, err)) != NULL)
+		attach(mi, r, &st, &side);
+	if (r) {
+		mi->mtime = st.st_mtim;
+		r = mref_hold(r);
+	} else {
+		/* It does not parse any more: the entry becomes a plain file. */
+		mi->stale = true;
+		notify_inval_entry(mi->parent->ino, mi->name);
+	}
+	pthread_mutex_unlock(&fm->commit);
+	return r;
+}
+
+mfs_id vnode_resolve(struct inode *i, struct mref *r)
+{
+	if (i->kind == I_MODEL)
+		return MFS_ROOT;
+	if (!is_vnode(i))
+		return MFS_NONE;
+	pthread_mutex_lock(&i->rlock);
+	if (i->gen == r->gen) {
+		mfs_id id = i->node;
+		pthread_mutex_unlock(&i->rlock);
+		return id;
+	}
+	pthread_mutex_unlock(&i->rlock);
+	mfs_id pid = vnode_resolve(i->parent, r);
+	mfs_id id = pid == MFS_NONE ? MFS_NONE : mfs_lookup(r->m, pid, i->name);
+	pthread_mutex_lock(&i->rlock);
+	i->gen = r->gen;
+	i->node = id;
+	pthread_mutex_unlock(&i->rlock);
+	return id;
+}
+
+/* After a change, every inode of the model drops its cached content. */
+static void inval_one(struct inode *i, void *arg)
+{
+	(void)arg;
+	notify_inval_inode(i->ino);
+}
+
+static void bump_mtime(struct inode *i, void *arg)
+{
+	const struct timespec *t = arg;
+	i->mtime = *t;
+}
+
+int fsmodel_commit(struct fsmodel *fm, struct inode *vi, const struct mfs_content *c,
+		   struct mfs_err *err)
+{
+	if (fs.o.ro)
+		return mfs_error(err, EROFS, "read-only mount");
+	struct mref *r = fsmodel_current(fm, err);
+	if (!r)
+		return -err->code;
+	pthread_mutex_lock(&fm->commit);
+	/* Another commit may have made a newer generation meanwhile. */
+	pthread_mutex_lock(&fm->lock);
+	if (fm->cur != r && fm->cur) {
+		mref_put(r);
+		r = mref_hold(fm->cur);
+	}
+	pthread_mutex_unlock(&fm->lock);
+	struct inode *mi = fm->inode;
+	int ret;
+	mfs_id node = vnode_resolve(vi, r);
+	struct mfs_patch p;
+	mfs_patch_init(&p);
+	if (node == MFS_NONE) {
+		ret = mfs_error(err, ENOENT, "the file is gone from the model");
+		goto out;
+	}
+	ret = mfs_view_write(r->m, node, c, &p, err);
+	if (ret != 0)
+		goto out;
+	int dfd = dir_open(mi->parent);
+	if (dfd < 0) {
+		ret = mfs_error(err, errno, "cannot open the directory: %s", strerror(errno));
+		goto out;
+	}
+	struct mfs_commit_opts o = {.no_inplace = fs.o.no_inplace, .no_fsync = fs.o.no_fsync};
+	bool inplace = !o.no_inplace && mfs_patch_same_size(&p) && p.n;
+	if (inplace)
+		pthread_rwlock_wrlock(&fm->rw);
+	ret = mfs_commit(dfd, r->m, &p, &o, err);
+	if (inplace)
+		pthread_rwlock_unlock(&fm->rw);
+	if (ret == 0) {
+		/* The new generation, parsed from what is now on disk. */
+		struct stat st, side;
+		struct mfs_err perr = {0};
+		struct mref *nr = NULL;
+		if (fstatat(dfd, mi->name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+			nr = parse(mi->parent, mi->name, &st, &side, &perr);
+		if (nr) {
+			attach(mi, nr, &st, &side);
+			/* Only the edited node and its tensor's views show a new mtime. */
+			struct timespec now = st.st_mtim;
+			const struct mfs_tensor *t = mfs_node_tensor(r->m, node);
+			mfs_id top = t ? t->dir : node;
+			struct inode *ti = vi;
+			while (ti && is_vnode(ti) && vnode_resolve(ti, r) != top)
+				ti = ti->parent;
+			if (ti && is_vnode(ti)) {
+				ti->mtime = now;
+				inode_foreach_in(ti, bump_mtime, &now);
+			}
+			vi->mtime = now;
+			mi->mtime = now;
+		} else {
+			pthread_mutex_lock(&fm->lock);
+			fm->stale = true;
+			pthread_mutex_unlock(&fm->lock);
+			log_error(vi, NULL, perr.code, perr.msg);
+		}
+		inode_foreach_model(fm, inval_one, NULL);
+	}
+	close(dfd);
+out:
+	pthread_mutex_unlock(&fm->commit);
+	mfs_patch_free(&p);
+	mref_put(r);
+	return ret;
+}
+
+void fsmodel_check(struct fsmodel *fm)
+{
+	struct inode *mi = fm->inode;
+	struct stat st, side;
+	bool changed;
+	int dfd = dir_fd(mi->parent);
+	pthread_mutex_lock(&fm->lock);
+	if (fstatat(dfd, mi->name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		changed = true;
+	} else {
+		side_stat(dfd, mi->name, fm->cur ? fm->cur->m->codec : NULL, &side);
+		changed = !same_stat(&st, &fm->st) || side.st_ino != fm->side_st.st_ino ||
+			  side.st_mtim.tv_sec != fm->side_st.st_mtim.tv_sec ||
+			  side.st_mtim.tv_nsec != fm->side_st.st_mtim.tv_nsec;
+	}
+	if (changed)
+		fm->stale = true;
+	pthread_mutex_unlock(&fm->lock);
+	if (!changed)
+		return;
+	notify_inval_entry(mi->parent->ino, mi->name);
+	inode_foreach_model(fm, inval_one, NULL);
+}
+
+void fsmodel_inode_gone(struct inode *i)
+{
+	struct fsmodel *fm = i->fm;
+	pending_free(i->pend);
+	i->pend = NULL;
+	if (i->kind != I_MODEL || !fm)
+		return;
+	mref_put(fm->cur);
+	pthread_mutex_destroy(&fm->lock);
+	pthread_mutex_destroy(&fm->commit);
+	pthread_rwlock_destroy(&fm->rw);
+	free(fm);
+}

@@ -1,0 +1,61 @@
+/* Source files shown as models: their parsed model, its generations, and
+ * commits. A struct fsmodel lives inside the I_MODEL inode of the file. */
+#ifndef MFS_MODEL_FS_H
+#define MFS_MODEL_FS_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/stat.h>
+
+#include "codec.h"
+#include "fs.h"
+
+/* A counted reference to one parsed generation of a model. */
+struct mref {
+	struct mfs_model *m;
+	atomic_int refs;
+	uint64_t gen;
+};
+struct mref *mref_hold(struct mref *r);
+void mref_put(struct mref *r);
+
+struct fsmodel {
+	struct inode *inode;        /* its I_MODEL inode (which owns this) */
+	pthread_mutex_t lock;       /* guards cur, st, gen, stale */
+	struct mref *cur;
+	struct stat st;             /* the source when cur was parsed */
+	struct stat side_st;        /* its sidecar then (st_ino 0: none) */
+	uint64_t gen;
+	const char *sidecar;        /* the codec's sidecar suffix, or NULL (static) */
+	bool stale;                 /* changed outside: reparse on next access */
+	pthread_mutex_t commit;     /* one commit at a time */
+	pthread_rwlock_t rw;        /* readers (read lock) vs in-place patching */
+};
+
+/* Classify the source entry name in directory dir (an I_SDIR inode): a
+ * model (parsed now, or still fresh), a plain file, a directory or a link.
+ * Returns the inode (+1 ref) and fills st with what to show, or NULL with
+ * *err_out set to a positive errno. */
+struct inode *source_child(struct inode *dir, const char *name, struct stat *st, int *err_out);
+/* d_type of a source entry without parsing (for readdir). */
+unsigned source_dtype(struct inode *dir, const char *name, unsigned char d_type);
+
+/* The current generation of a model (+1 ref), reparsing first if the source
+ * changed. NULL when the file no longer parses (err set). */
+struct mref *fsmodel_current(struct fsmodel *fm, struct mfs_err *err);
+/* The node of an I_MODEL/I_VNODE inode in generation r, or MFS_NONE. */
+mfs_id vnode_resolve(struct inode *i, struct mref *r);
+/* Commit new content of node (resolved in the current generation) to the
+ * source. Returns 0, 1 (nothing to change) or -errno with err filled. */
+int fsmodel_commit(struct fsmodel *fm, struct inode *vi, const struct mfs_content *c,
+		   struct mfs_err *err);
+/* Re-check the source after an inotify event; invalidate kernel caches. */
+void fsmodel_check(struct fsmodel *fm);
+/* The I_MODEL inode is freed: free its model. */
+void fsmodel_inode_gone(struct inode *i);
+/* A real (not O_PATH) descriptor of a source directory, for fsync. */
+int dir_open(struct inode *dir);
+/* A source directory inode's O_PATH descriptor. */
+int dir_fd(struct inode *dir);
+
+#endif

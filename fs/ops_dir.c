@@ -1,0 +1,600 @@
+/* Directory operations: listing (readdir, readdirplus) and changing names
+ * (mkdir, rmdir, unlink, symlink, link, mknod, rename). SOURCE directories
+ * pass through; model directories hold views and editor scratch files. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "attr.h"
+#include "commit.h"
+#include "model_fs.h"
+#include "ops.h"
+#include "pending.h"
+#include "scratch.h"
+
+struct dent {
+	char *name;
+	unsigned char type;
+};
+
+struct listing {
+	struct dent *v;
+	size_t n, cap;
+};
+
+static int add(struct listing *l, const char *name, unsigned char type)
+{
+	if (l->n == l->cap) {
+		size_t nc = l->cap ? l->cap * 2 : 32;
+		struct dent *v = realloc(l->v, nc * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		l->v = v;
+		l->cap = nc;
+	}
+	l->v[l->n].name = strdup(name);
+	if (!l->v[l->n].name)
+		return -ENOMEM;
+	l->v[l->n++].type = type;
+	return 0;
+}
+
+static void listing_free(struct listing *l)
+{
+	if (!l)
+		return;
+	for (size_t k = 0; k < l->n; k++)
+		free(l->v[k].name);
+	free(l->v);
+	free(l);
+}
+
+static int list_source(struct inode *d, struct listing *l)
+{
+	int fd = openat(dir_fd(d), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	DIR *dp = fdopendir(fd);
+	if (!dp) {
+		close(fd);
+		return -errno;
+	}
+	int r = 0;
+	if (!d->parent)
+		r = add(l, ".modelfs", DT_DIR);
+	struct dirent *e;
+	while (r == 0 && (e = readdir(dp)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
+		    mfs_private_name(e->d_name))
+			continue;
+		if (!d->parent && strcmp(e->d_name, ".modelfs") == 0)
+			continue;  /* ours shadows it */
+		r = add(l, e->d_name, e->d_type);
+	}
+	closedir(dp);
+	return r;
+}
+
+static int list_model(struct inode *d, struct listing *l)
+{
+	struct mfs_err err = {0};
+	struct mref *r = fsmodel_current(d->fm, &err);
+	if (!r)
+		return -(err.code ? err.code : EIO);
+	int ret = 0;
+	mfs_id id = vnode_resolve(d, r);
+	if (id == MFS_NONE)
+		ret = -ENOENT;
+	for (mfs_id c = id == MFS_NONE ? MFS_NONE : r->m->nodes[id].first;
+	     c != MFS_NONE && ret == 0; c = r->m->nodes[c].next) {
+		const struct mfs_node *n = &r->m->nodes[c];
+		ret = add(l, n->name, n->kind == MFS_K_DIR ? DT_DIR : n->kind == MFS_K_LINK ? DT_LNK : DT_REG);
+	}
+	mref_put(r);
+	size_t ns;
+	char **names = scratch_list(d, &ns);
+	for (size_t k = 0; k < ns; k++) {
+		if (ret == 0)
+			ret = add(l, names[k], DT_REG);
+		free(names[k]);
+	}
+	free(names);
+	return ret;
+}
+
+void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct inode *d = inode_get(ino);
+	if (!d)
+		return reply_err(req, ESTALE);
+	struct listing *l = calloc(1, sizeof(*l));
+	int r = l ? 0 : -ENOMEM;
+	if (r == 0) {
+		switch (d->kind) {
+		case I_SDIR:
+			watch_dir(d);
+			r = list_source(d, l);
+			break;
+		case I_MODEL:
+		case I_VDIR:
+			r = list_model(d, l);
+			break;
+		case I_META:
+			r = add(l, "errors", DT_REG);
+			break;
+		default:
+			r = -ENOTDIR;
+		}
+	}
+	inode_put(d);
+	if (r < 0) {
+		listing_free(l);
+		return reply_err(req, -r);
+	}
+	fi->fh = (uintptr_t)l;
+	fi->cache_readdir = is_model_dir(d);
+	fuse_reply_open(req, fi);
+}
+
+void op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	(void)ino;
+	listing_free((struct listing *)(uintptr_t)fi->fh);
+	reply_err(req, 0);
+}
+
+/* The inode kind an entry of this d_type in d would get. */
+static enum ikind kind_of_dtype(const struct inode *d, unsigned type)
+{
+	bool model = is_model_dir(d);
+	switch (type) {
+	case DT_DIR:
+		return model ? I_VDIR : (d->kind == I_SDIR ? I_SDIR : I_META);
+	case DT_LNK:
+		return model ? I_VLINK : I_SLINK;
+	default:
+		return model ? I_VNODE : I_SFILE;
+	}
+}
+
+static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		       struct fuse_file_info *fi, bool plus)
+{
+	struct listing *l = (struct listing *)(uintptr_t)fi->fh;
+	struct inode *d = inode_get(ino);
+	if (!d)
+		return reply_err(req, ESTALE);
+	char *buf = malloc(size);
+	if (!buf) {
+		inode_put(d);
+		return reply_err(req, ENOMEM);
+	}
+	size_t pos = 0;
+	for (size_t k = (size_t)off; k < l->n; k++) {
+		const struct dent *e = &l->v[k];
+		size_t need;
+		if (!plus) {
+			/* d_ino must not be 0: readdir(3) skips such entries. */
+			struct stat st = {.st_mode = (mode_t)e->type << 12};
+			if (d->kind == I_SDIR)
+				st.st_mode = (mode_t)source_dtype(d, e->name, e->type) << 12;
+			st.st_ino = inode_number(d, e->name, kind_of_dtype(d, st.st_mode >> 12));
+			need = fuse_add_direntry(req, buf + pos, size - pos, e->name, &st, (off_t)k + 1);
+			if (need > size - pos)
+				break;
+			pos += need;
+			continue;
+		}
+		struct fuse_entry_param ep = {0};
+		struct inode *c = NULL;
+		unsigned type = e->type;
+		if (d->kind == I_SDIR)
+			type = source_dtype(d, e->name, e->type);
+		/* Attributes when they are cheap; a model not parsed yet, or a
+		 * large text view, is only named (the kernel looks it up when it
+		 * needs more). */
+		bool unparsed_model = d->kind == I_SDIR && type == DT_DIR && e->type != DT_DIR;
+		if (!unparsed_model) {
+			int err;
+			c = child_lookup(d, e->name, &err);
+			if (c && (!attr_cheap(c) || entry_of(c, &ep) < 0)) {
+				inode_put(c);
+				c = NULL;
+			}
+		}
+		if (!c) {
+			memset(&ep, 0, sizeof(ep));
+			ep.attr.st_mode = (mode_t)type << 12;
+			ep.attr.st_ino = inode_number(d, e->name, kind_of_dtype(d, type));
+		}
+		need = fuse_add_direntry_plus(req, buf + pos, size - pos, e->name, &ep, (off_t)k + 1);
+		if (need > size - pos) {
+			if (c)
+				inode_put(c);
+			break;
+		}
+		pos += need;
+		if (c) {
+			inode_lookup_ref(c);
+			inode_put(c);
+		}
+	}
+	inode_put(d);
+	fuse_reply_buf(req, buf, pos);
+	free(buf);
+}
+
+void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
+{
+	do_readdir(req, ino, size, off, fi, false);
+}
+
+void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		    struct fuse_file_info *fi)
+{
+	do_readdir(req, ino, size, off, fi, true);
+}
+
+/* ---- changing names -------------------------------------------------------- */
+
+static void reply_new_entry(fuse_req_t req, struct inode *parent, const char *name)
+{
+	int err;
+	struct inode *c = child_lookup(parent, name, &err);
+	if (!c)
+		return reply_err(req, err);
+	struct fuse_entry_param e;
+	int r = entry_of(c, &e);
+	if (r < 0) {
+		inode_put(c);
+		return reply_err(req, -r);
+	}
+	inode_lookup_ref(c);
+	inode_put(c);
+	fuse_reply_entry(req, &e);
+}
+
+/* The parent for a change of names, checked: a SOURCE directory (and the
+ * name is not ours) or a model directory. */
+static struct inode *parent_for_change(fuse_req_t req, fuse_ino_t ino, const char *name)
+{
+	struct inode *p = inode_get(ino);
+	if (!p) {
+		reply_err(req, ESTALE);
+		return NULL;
+	}
+	int err = 0;
+	if (fs.o.ro)
+		err = EROFS;
+	else if (p->kind == I_SDIR && mfs_private_name(name))
+		err = EPERM;
+	else if (p->kind == I_SDIR && !p->parent && strcmp(name, ".modelfs") == 0)
+		err = EPERM;
+	else if (p->kind != I_SDIR && !is_model_dir(p))
+		err = EPERM;
+	if (err) {
+		inode_put(p);
+		reply_err(req, err);
+		return NULL;
+	}
+	return p;
+}
+
+void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
+{
+	struct inode *p = parent_for_change(req, parent, name);
+	if (!p)
+		return;
+	if (p->kind != I_SDIR) {
+		inode_put(p);
+		return reply_err(req, EPERM);
+	}
+	if (mkdirat(dir_fd(p), name, mode) < 0) {
+		int e = errno;
+		inode_put(p);
+		return reply_err(req, e);
+	}
+	reply_new_entry(req, p, name);
+	inode_put(p);
+}
+
+void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
+{
+	struct inode *p = parent_for_change(req, parent, name);
+	if (!p)
+		return;
+	if (p->kind != I_SDIR) {
+		inode_put(p);
+		return reply_err(req, EPERM);
+	}
+	if (symlinkat(link, dir_fd(p), name) < 0) {
+		int e = errno;
+		inode_put(p);
+		return reply_err(req, e);
+	}
+	reply_new_entry(req, p, name);
+	inode_put(p);
+}
+
+void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
+{
+	struct inode *p = parent_for_change(req, parent, name);
+	if (!p)
+		return;
+	int r = 0;
+	if (p->kind == I_SDIR) {
+		if (mknodat(dir_fd(p), name, mode, rdev) < 0)
+			r = errno;
+	} else if (S_ISREG(mode)) {
+		const struct fuse_ctx *ctx = fuse_req_ctx(req);
+		struct inode *s = scratch_create(p, name, mode & ~ctx->umask, ctx->uid, ctx->gid, &r);
+		if (s)
+			inode_put(s);
+	} else {
+		r = EPERM;
+	}
+	if (r) {
+		inode_put(p);
+		return reply_err(req, r);
+	}
+	reply_new_entry(req, p, name);
+	inode_put(p);
+}
+
+void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
+{
+	struct inode *i = inode_get(ino);
+	struct inode *p = i ? parent_for_change(req, newparent, newname) : NULL;
+	if (!i)
+		return reply_err(req, ESTALE);
+	if (!p) {
+		inode_put(i);
+		return;
+	}
+	if ((i->kind != I_SFILE && i->kind != I_SLINK) || p->kind != I_SDIR) {
+		inode_put(i);
+		inode_put(p);
+		return reply_err(req, EPERM);
+	}
+	if (linkat(dir_fd(i->parent), i->name, dir_fd(p), newname, 0) < 0) {
+		int e = errno;
+		inode_put(i);
+		inode_put(p);
+		return reply_err(req, e);
+	}
+	inode_put(i);
+	reply_new_entry(req, p, newname);
+	inode_put(p);
+}
+
+struct named {
+	const char *name;
+	struct inode *hit[8];
+	size_t n;
+};
+
+static void named_fn(struct inode *i, void *arg)
+{
+	struct named *a = arg;
+	if (strcmp(i->name, a->name) == 0 && !i->stale && a->n < 8) {
+		i->refs++;  /* under fs.lock */
+		a->hit[a->n++] = i;
+	}
+}
+
+/* The inodes known under parent/name (any kind), +1 ref each. */
+static size_t known_children(struct inode *parent, const char *name, struct inode **out)
+{
+	struct named a = {name, {0}, 0};
+	inode_foreach_in(parent, named_fn, &a);
+	memcpy(out, a.hit, a.n * sizeof(*out));
+	return a.n;
+}
+
+static void remove_source(fuse_req_t req, fuse_ino_t parent, const char *name, int flags)
+{
+	struct inode *p = parent_for_change(req, parent, name);
+	if (!p)
+		return;
+	int r = 0;
+	if (p->kind == I_SDIR) {
+		struct inode *kids[8];
+		size_t n = known_children(p, name, kids);
+		bool model = false;
+		for (size_t k = 0; k < n; k++) {
+			model |= kids[k]->kind == I_MODEL;
+			inode_put(kids[k]);
+		}
+		if (model && flags)
+			r = EPERM;  /* a model file is removed in SOURCE, not as a directory */
+		else if (unlinkat(dir_fd(p), name, flags) < 0)
+			r = errno;
+	} else if (flags) {
+		r = EPERM;  /* directories of a model are part of the file */
+	} else {
+		struct inode *s = scratch_find(p, name);
+		if (s) {
+			scratch_unlink(s);
+			inode_put(s);
+		} else {
+			int err;
+			struct inode *c = child_lookup(p, name, &err);
+			r = c ? EPERM : err;  /* views are part of the model */
+			if (c)
+				inode_put(c);
+		}
+	}
+	inode_put(p);
+	reply_err(req, r);
+}
+
+void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	remove_source(req, parent, name, 0);
+}
+
+void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	remove_source(req, parent, name, AT_REMOVEDIR);
+}
+
+static int rename_in_model(struct inode *p, const char *name, struct inode *np,
+			   const char *newname, unsigned flags)
+{
+	if (p->fm != np->fm)
+		return EXDEV;
+	struct inode *src = scratch_find(p, name);
+	int err;
+	if (src) {
+		struct inode *dst_scr = scratch_find(np, newname);
+		struct inode *dst = dst_scr ? NULL : child_lookup(np, newname, &err);
+		int r = 0;
+		if (dst_scr && (flags & RENAME_NOREPLACE))
+			r = EEXIST;
+		else if (dst && dst->kind == I_VNODE) {
+			/* sed -i, editors: a scratch file renamed over a view
+			 * writes that view. */
+			if (flags)
+				r = EINVAL;
+			else {
+				pthread_mutex_lock(&src->lock);
+				struct mfs_content c;
+				wbuf_content(src->scr->buf, &c);
+				c.ext = NULL;
+				struct mfs_err e = {0};
+				pthread_mutex_lock(&dst->lock);
+				int x = fsmodel_commit(dst->fm, dst, &c, &e);
+				pthread_mutex_unlock(&dst->lock);
+				pthread_mutex_unlock(&src->lock);
+				if (x < 0) {
+					log_error(dst, NULL, e.code, e.msg);
+					r = e.code ? e.code : EIO;
+				} else {
+					scratch_unlink(src);
+					notify_inval_inode(dst->ino);
+				}
+			}
+		} else if (dst) {
+			r = EISDIR;
+		} else {
+			r = -scratch_rename(src, np, newname);
+		}
+		if (dst)
+			inode_put(dst);
+		if (dst_scr)
+			inode_put(dst_scr);
+		inode_put(src);
+		return r;
+	}
+	/* A view renamed away (an editor's backup): its content becomes a
+	 * scratch file of the new name; the view itself stays. */
+	struct inode *v = child_lookup(p, name, &err), *dstv;
+	if (!v)
+		return err;
+	int r = 0;
+	if (v->kind != I_VNODE || flags) {
+		r = v->kind == I_VNODE ? EINVAL : EPERM;
+	} else if ((dstv = child_lookup(np, newname, &err)) != NULL) {
+		r = EPERM;  /* over another view */
+		inode_put(dstv);
+	} else {
+		struct inode *s = scratch_create(np, newname, 0600, fs.uid, fs.gid, &r);
+		if (s) {
+			struct mfs_err e = {0};
+			struct mref *ref = fsmodel_current(v->fm, &e);
+			mfs_id id = ref ? vnode_resolve(v, ref) : MFS_NONE;
+			struct stat st;
+			double t;
+			if (attr_of(v, &st, &t) == 0)
+				s->scr->mode = st.st_mode;
+			char *buf = malloc(1 << 20);
+			uint64_t off = 0;
+			for (;;) {
+				ssize_t n = id == MFS_NONE || !buf ? -EIO
+						  : mfs_view_read(ref->m, id, off, 1 << 20, buf, NULL, &e);
+				if (n <= 0) {
+					r = n < 0 ? EIO : 0;
+					break;
+				}
+				pthread_mutex_lock(&s->lock);
+				int w = scratch_write(s, off, buf, (size_t)n);
+				pthread_mutex_unlock(&s->lock);
+				if (w < 0) {
+					r = -w;
+					break;
+				}
+				off += (uint64_t)n;
+			}
+			free(buf);
+			mref_put(ref);
+			if (r)
+				scratch_unlink(s);
+			inode_put(s);
+			/* The kernel moved its entry; both names are looked up again. */
+			notify_inval_entry(p->ino, name);
+			notify_inval_entry(np->ino, newname);
+		}
+	}
+	inode_put(v);
+	return r;
+}
+
+static void renamed_source(struct inode *p, const char *name, struct inode *np,
+			   const char *newname)
+{
+	struct inode *kids[8];
+	size_t n = known_children(np, newname, kids);
+	for (size_t k = 0; k < n; k++) {
+		kids[k]->stale = true;  /* replaced */
+		inode_put(kids[k]);
+	}
+	n = known_children(p, name, kids);
+	for (size_t k = 0; k < n; k++) {
+		struct inode *i = kids[k];
+		char *nm = strdup(newname);
+		if (nm) {
+			pthread_mutex_lock(&fs.lock);
+			free(i->name);
+			i->name = nm;
+			if (i->parent != np) {
+				np->refs++;
+				struct inode *old = i->parent;
+				i->parent = np;
+				old->refs--;  /* still referenced by p's holder below */
+			}
+			pthread_mutex_unlock(&fs.lock);
+		}
+		inode_put(i);
+	}
+}
+
+void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
+	       const char *newname, unsigned int flags)
+{
+	struct inode *p = parent_for_change(req, parent, name);
+	if (!p)
+		return;
+	struct inode *np = parent_for_change(req, newparent, newname);
+	if (!np) {
+		inode_put(p);
+		return;
+	}
+	int r = 0;
+	if (p->kind == I_SDIR && np->kind == I_SDIR) {
+		if (renameat2(dir_fd(p), name, dir_fd(np), newname, flags) < 0)
+			r = errno;
+		else
+			renamed_source(p, name, np, newname);
+	} else if (is_model_dir(p) && is_model_dir(np)) {
+		r = rename_in_model(p, name, np, newname, flags);
+	} else {
+		r = EXDEV;
+	}
+	inode_put(p);
+	inode_put(np);
+	reply_err(req, r);
+}

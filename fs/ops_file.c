@@ -1,0 +1,454 @@
+/* File operations: open, create, read, write, flush, release, fsync, for
+ * SOURCE files (passthrough, spliced), views (rendered, or spliced where a
+ * view is a range of the source) and scratch files. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "attr.h"
+#include "commit.h"
+#include "model_fs.h"
+#include "ops.h"
+#include "pending.h"
+#include "scratch.h"
+
+static struct fh *fh_new(void)
+{
+	struct fh *h = calloc(1, sizeof(*h));
+	if (h)
+		h->fd = -1;
+	return h;
+}
+
+static void fh_free(struct fh *h)
+{
+	if (!h)
+		return;
+	if (h->fd >= 0)
+		close(h->fd);
+	mref_put(h->ref);
+	mfs_rcache_free(h->rc);
+	free(h->snap);
+	free(h);
+}
+
+static struct fh *fh_of(struct fuse_file_info *fi)
+{
+	return (struct fh *)(uintptr_t)fi->fh;
+}
+
+static int open_view(struct inode *i, struct fuse_file_info *fi, struct fh *h)
+{
+	struct mfs_err err = {0};
+	struct mref *r = fsmodel_current(i->fm, &err);
+	if (!r)
+		return -(err.code ? err.code : EIO);
+	mfs_id id = vnode_resolve(i, r);
+	if (id == MFS_NONE) {
+		mref_put(r);
+		return -ENOENT;
+	}
+	h->ref = r;
+	h->node = id;
+	h->rc = mfs_rcache_new();
+	if (!h->rc)
+		return -ENOMEM;
+	int acc = fi->flags & O_ACCMODE;
+	if (acc != O_RDONLY) {
+		if (fs.o.ro)
+			return -EROFS;
+		if (!(r->m->nodes[id].flags & MFS_NF_WRITABLE))
+			return -EACCES;
+		if (faccessat(dir_fd(i->fm->inode->parent), i->fm->inode->name, W_OK, AT_EACCESS) < 0)
+			return -EACCES;  /* a read-only source: its views are read-only */
+		pthread_mutex_lock(&i->lock);
+		int e = 0;
+		struct pending *p = pending_get(i, r, id, &e);
+		if (p) {
+			p->nopen++;
+			h->epoch = p->fail_epoch;
+			if (fi->flags & O_TRUNC) {
+				wbuf_truncate(p->buf, 0);
+				p->truncated = true;
+			}
+		}
+		pthread_mutex_unlock(&i->lock);
+		if (!p)
+			return -e;
+		h->writer = true;
+		fi->keep_cache = 0;
+		return 0;
+	}
+	/* Views change only with their model, and every change invalidates
+	 * the kernel's cache: keep it across opens. A large text view whose
+	 * size is not known yet streams without the page cache (its size in
+	 * the kernel is not the real one). */
+	fi->keep_cache = 1;
+	if (!mfs_view_size_cheap(r->m, id))
+		fi->direct_io = 1;
+	pthread_mutex_lock(&i->lock);
+	if (i->pend)
+		fi->keep_cache = 0;  /* someone is writing it: read through us */
+	pthread_mutex_unlock(&i->lock);
+	return 0;
+}
+
+int file_open(struct inode *i, struct fuse_file_info *fi)
+{
+	struct fh *h = fh_new();
+	if (!h)
+		return -ENOMEM;
+	int r = 0;
+	switch (i->kind) {
+	case I_SFILE: {
+		int flags = fi->flags & ~(O_CREAT | O_EXCL | O_NOCTTY);
+		h->fd = openat(dir_fd(i->parent), i->name, flags | O_NOFOLLOW | O_CLOEXEC);
+		if (h->fd < 0)
+			r = -errno;
+		fi->keep_cache = (fi->flags & O_ACCMODE) == O_RDONLY;
+		break;
+	}
+	case I_VNODE:
+		r = open_view(i, fi, h);
+		break;
+	case I_SCRATCH:
+		pthread_mutex_lock(&i->lock);
+		if (!i->scr)
+			r = -ENOENT;
+		else if (fi->flags & O_TRUNC)
+			scratch_truncate(i, 0);
+		pthread_mutex_unlock(&i->lock);
+		fi->direct_io = 1;  /* small, private, and changed under many names */
+		break;
+	case I_ERRORS:
+		if ((fi->flags & O_ACCMODE) != O_RDONLY)
+			r = -EACCES;
+		h->snap = errors_snapshot(&h->snap_len);
+		fi->direct_io = 1;
+		break;
+	default:
+		r = -EISDIR;
+	}
+	if (r < 0) {
+		if (i->kind == I_VNODE && h->writer) {
+			pthread_mutex_lock(&i->lock);
+			if (i->pend)
+				i->pend->nopen--;
+			pthread_mutex_unlock(&i->lock);
+		}
+		fh_free(h);
+		return r;
+	}
+	fi->fh = (uintptr_t)h;
+	return 0;
+}
+
+void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct inode *i = inode_get(ino);
+	if (!i)
+		return reply_err(req, ESTALE);
+	if (fs.o.ro && (fi->flags & O_ACCMODE) != O_RDONLY) {
+		inode_put(i);
+		return reply_err(req, EROFS);
+	}
+	int r = file_open(i, fi);
+	inode_put(i);
+	if (r < 0)
+		return reply_err(req, -r);
+	fuse_reply_open(req, fi);
+}
+
+void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+	       struct fuse_file_info *fi)
+{
+	struct inode *p = inode_get(parent);
+	if (!p)
+		return reply_err(req, ESTALE);
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	int err = 0;
+	struct inode *c = NULL;
+	if (fs.o.ro) {
+		err = EROFS;
+	} else if (p->kind == I_SDIR) {
+		if (mfs_private_name(name) || (!p->parent && strcmp(name, ".modelfs") == 0)) {
+			err = EPERM;
+		} else {
+			int fd = openat(dir_fd(p), name, (fi->flags | O_CREAT) & ~O_NOFOLLOW,
+					mode & ~ctx->umask);
+			if (fd < 0)
+				err = errno;
+			else
+				close(fd);
+			if (!err)
+				c = child_lookup(p, name, &err);
+		}
+	} else if (is_model_dir(p)) {
+		/* An existing view opens as it is; any other name is a scratch
+		 * file (an editor's swap, backup or temporary file). */
+		c = child_lookup(p, name, &err);
+		if (c && (fi->flags & O_EXCL)) {
+			err = EEXIST;
+		} else if (!c && err == ENOENT) {
+			err = 0;
+			c = scratch_create(p, name, mode & ~ctx->umask, ctx->uid, ctx->gid, &err);
+		}
+	} else {
+		err = EPERM;
+	}
+	inode_put(p);
+	if (!c)
+		return reply_err(req, err ? err : EIO);
+	if (err) {
+		inode_put(c);
+		return reply_err(req, err);
+	}
+	int r = file_open(c, fi);
+	struct fuse_entry_param e;
+	if (r == 0)
+		r = entry_of(c, &e);
+	if (r < 0) {
+		inode_put(c);
+		return reply_err(req, -r);
+	}
+	if (c->kind == I_SFILE)
+		fh_of(fi)->wrote = true;
+	inode_lookup_ref(c);
+	inode_put(c);
+	fuse_reply_create(req, &e, fi);
+}
+
+static void read_view(fuse_req_t req, struct inode *i, struct fh *h, size_t size, off_t off)
+{
+	pthread_mutex_lock(&i->lock);
+	struct pending *p = i->pend;
+	if (p) {
+		/* Writes not committed yet: read what was written. */
+		char *buf = malloc(size ? size : 1);
+		ssize_t n = buf ? wbuf_read(p->buf, (uint64_t)off, size, buf) : -ENOMEM;
+		pthread_mutex_unlock(&i->lock);
+		if (n < 0)
+			reply_err(req, (int)-n);
+		else
+			fuse_reply_buf(req, buf, (size_t)n);
+		free(buf);
+		return;
+	}
+	pthread_mutex_unlock(&i->lock);
+	struct fsmodel *fm = i->fm;
+	pthread_rwlock_rdlock(&fm->rw);
+	struct mfs_vseg seg;
+	if (mfs_view_segments(h->ref->m, h->node, (uint64_t)off, size, &seg)) {
+		/* A range of the source (after an in-memory header): splice. */
+		struct fuse_bufvec *bv = malloc(sizeof(*bv) + sizeof(struct fuse_buf));
+		if (!bv) {
+			pthread_rwlock_unlock(&fm->rw);
+			return reply_err(req, ENOMEM);
+		}
+		*bv = (struct fuse_bufvec)FUSE_BUFVEC_INIT(0);
+		size_t k = 0;
+		if (seg.mem_len) {
+			bv->buf[k] = (struct fuse_buf){.size = seg.mem_len, .mem = (void *)seg.mem};
+			k++;
+		}
+		if (seg.src_len) {
+			bv->buf[k] = (struct fuse_buf){.size = seg.src_len,
+						       .flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK,
+						       .fd = h->ref->m->fd,
+						       .pos = (off_t)seg.src_off};
+			k++;
+		}
+		bv->count = k;
+		if (k == 0) {
+			bv->count = 1;
+			bv->buf[0] = (struct fuse_buf){.size = 0, .mem = NULL};
+		}
+		fuse_reply_data(req, bv, FUSE_BUF_SPLICE_MOVE);
+		pthread_rwlock_unlock(&fm->rw);
+		free(bv);
+		return;
+	}
+	char *buf = malloc(size ? size : 1);
+	if (!buf) {
+		pthread_rwlock_unlock(&fm->rw);
+		return reply_err(req, ENOMEM);
+	}
+	struct mfs_err err = {0};
+	ssize_t n = mfs_view_read(h->ref->m, h->node, (uint64_t)off, size, buf, h->rc, &err);
+	pthread_rwlock_unlock(&fm->rw);
+	if (n < 0) {
+		log_error(i, NULL, err.code, err.msg);
+		reply_err(req, err.code ? err.code : EIO);
+	} else {
+		fuse_reply_buf(req, buf, (size_t)n);
+	}
+	free(buf);
+}
+
+void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
+{
+	struct fh *h = fh_of(fi);
+	struct inode *i = inode_get(ino);
+	if (!i)
+		return reply_err(req, ESTALE);
+	switch (i->kind) {
+	case I_SFILE: {
+		struct fuse_bufvec bv = FUSE_BUFVEC_INIT(size);
+		bv.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
+		bv.buf[0].fd = h->fd;
+		bv.buf[0].pos = off;
+		fuse_reply_data(req, &bv, FUSE_BUF_SPLICE_MOVE);
+		break;
+	}
+	case I_VNODE:
+		read_view(req, i, h, size, off);
+		break;
+	case I_SCRATCH: {
+		char *buf = malloc(size ? size : 1);
+		pthread_mutex_lock(&i->lock);
+		ssize_t n = buf && i->scr ? wbuf_read(i->scr->buf, (uint64_t)off, size, buf) : -EIO;
+		pthread_mutex_unlock(&i->lock);
+		if (n < 0)
+			reply_err(req, (int)-n);
+		else
+			fuse_reply_buf(req, buf, (size_t)n);
+		free(buf);
+		break;
+	}
+	case I_ERRORS:
+		if ((uint64_t)off >= h->snap_len)
+			fuse_reply_buf(req, NULL, 0);
+		else
+			fuse_reply_buf(req, h->snap + off,
+				       size < h->snap_len - (size_t)off ? size : h->snap_len - (size_t)off);
+		break;
+	default:
+		reply_err(req, EISDIR);
+	}
+	inode_put(i);
+}
+
+void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
+	      struct fuse_file_info *fi)
+{
+	struct fh *h = fh_of(fi);
+	struct inode *i = inode_get(ino);
+	if (!i)
+		return reply_err(req, ESTALE);
+	ssize_t r = 0;
+	switch (i->kind) {
+	case I_SFILE:
+		r = pwrite(h->fd, buf, size, off);
+		if (r < 0)
+			r = -errno;
+		else
+			h->wrote = true;
+		break;
+	case I_VNODE:
+		pthread_mutex_lock(&i->lock);
+		if (!h->writer || !i->pend) {
+			r = -EBADF;
+		} else {
+			r = wbuf_write(i->pend->buf, (uint64_t)off, buf, size);
+			if (r == 0) {
+				i->pend->dirty = true;
+				r = (ssize_t)size;
+			} else if (r == -EFBIG) {
+				char msg[160];
+				snprintf(msg, sizeof(msg),
+					 "more than %llu bytes written to one view (-o max_buffer)",
+					 (unsigned long long)fs.o.max_buffer);
+				log_error(i, NULL, EFBIG, msg);
+			}
+		}
+		pthread_mutex_unlock(&i->lock);
+		break;
+	case I_SCRATCH:
+		pthread_mutex_lock(&i->lock);
+		r = i->scr ? scratch_write(i, (uint64_t)off, buf, size) : -ENOENT;
+		if (r == 0)
+			r = (ssize_t)size;
+		pthread_mutex_unlock(&i->lock);
+		break;
+	default:
+		r = -EBADF;
+	}
+	inode_put(i);
+	if (r < 0)
+		return reply_err(req, (int)-r);
+	fuse_reply_write(req, (size_t)r);
+}
+
+/* Commit pending writes of a view handle (flush, fsync, release). */
+static int commit_handle(struct inode *i, struct fh *h)
+{
+	if (i->kind != I_VNODE || !h->writer)
+		return 0;
+	pthread_mutex_lock(&i->lock);
+	int r = pending_commit(i, h);
+	pthread_mutex_unlock(&i->lock);
+	return r;
+}
+
+void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct fh *h = fh_of(fi);
+	struct inode *i = inode_get(ino);
+	if (!i)
+		return reply_err(req, ESTALE);
+	int r = 0;
+	if (i->kind == I_SFILE) {
+		/* Report delayed write errors as close(2) would. */
+		int d = dup(h->fd);
+		if (d >= 0 && close(d) < 0)
+			r = -errno;
+	} else {
+		r = commit_handle(i, h);
+	}
+	inode_put(i);
+	reply_err(req, -r);
+}
+
+void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
+{
+	struct fh *h = fh_of(fi);
+	struct inode *i = inode_get(ino);
+	if (!i)
+		return reply_err(req, ESTALE);
+	int r = 0;
+	if (i->kind == I_SFILE)
+		r = (datasync ? fdatasync(h->fd) : fsync(h->fd)) < 0 ? -errno : 0;
+	else
+		r = commit_handle(i, h);  /* a commit is durable when it returns */
+	inode_put(i);
+	reply_err(req, -r);
+}
+
+void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct fh *h = fh_of(fi);
+	struct inode *i = inode_get(ino);
+	if (i && i->kind == I_VNODE && h->writer) {
+		pthread_mutex_lock(&i->lock);
+		/* Last chance for writes no flush saw (errors are logged). */
+		if (!h->failed)
+			pending_commit(i, h);
+		struct pending *p = i->pend;
+		if (p && --p->nopen <= 0 && !p->dirty && !p->truncated && !p->fail_epoch) {
+			i->pend = NULL;
+			pending_free(p);
+		}
+		pthread_mutex_unlock(&i->lock);
+	}
+	if (i && i->kind == I_SFILE && h->wrote) {
+		/* A file written through the mount may have become a model. */
+		notify_inval_entry(i->parent->ino, i->name);
+	}
+	if (i)
+		inode_put(i);
+	fh_free(h);
+	reply_err(req, 0);
+}

@@ -1,0 +1,236 @@
+/* Write buffers as sorted, disjoint extents over the old content. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wbuf.h"
+
+struct ext {
+	uint64_t off, len;
+	uint8_t *data;
+	size_t cap;
+};
+
+struct wbuf {
+	uint64_t size;          /* current size */
+	uint64_t base_len;      /* old content visible below the extents: [0, base_len) */
+	wbuf_base_fn base;
+	void *ctx;
+	uint64_t cap, held;
+	struct ext *v;
+	size_t n, vcap;
+	struct mfs_extent *list;  /* for wbuf_content */
+};
+
+struct wbuf *wbuf_new(uint64_t base_size, wbuf_base_fn base, void *ctx, uint64_t cap)
+{
+	struct wbuf *w = calloc(1, sizeof(*w));
+	if (!w)
+		return NULL;
+	w->size = w->base_len = base_size;
+	w->base = base;
+	w->ctx = ctx;
+	w->cap = cap;
+	return w;
+}
+
+void wbuf_free(struct wbuf *w)
+{
+	if (!w)
+		return;
+	for (size_t i = 0; i < w->n; i++)
+		free(w->v[i].data);
+	free(w->v);
+	free(w->list);
+	free(w);
+}
+
+uint64_t wbuf_size(const struct wbuf *w)
+{
+	return w->size;
+}
+
+uint64_t wbuf_held(const struct wbuf *w)
+{
+	return w->held;
+}
+
+/* Bytes [off, off + len) of what lies under the extents. */
+static int read_under(struct wbuf *w, uint64_t off, size_t len, uint8_t *buf)
+{
+	size_t n = 0;
+	if (off < w->base_len) {
+		n = (size_t)(w->base_len - off < len ? w->base_len - off : len);
+		if (w->base(w->ctx, off, n, buf) < 0)
+			return -EIO;
+	}
+	memset(buf + n, 0, len - n);  /* a file grown by truncate reads zeros */
+	return 0;
+}
+
+int wbuf_write(struct wbuf *w, uint64_t off, const void *data, size_t len)
+{
+	if (len == 0)
+		return 0;
+	uint64_t end = off + len;
+	if (end < off)
+		return -EFBIG;
+	/* The extents touching [off, end] merge into one. */
+	size_t a = 0;
+	while (a < w->n && w->v[a].off + w->v[a].len < off)
+		a++;
+	size_t b = a;
+	while (b < w->n && w->v[b].off <= end)
+		b++;
+	uint64_t mo = off, me = end;
+	if (b > a) {
+		if (w->v[a].off < mo)
+			mo = w->v[a].off;
+		if (w->v[b - 1].off + w->v[b - 1].len > me)
+			me = w->v[b - 1].off + w->v[b - 1].len;
+	}
+	uint64_t merged_old = 0;
+	for (size_t i = a; i < b; i++)
+		merged_old += w->v[i].len;
+	uint64_t held = w->held - merged_old + (me - mo);
+	if (held > w->cap || me - mo > SIZE_MAX)
+		return -EFBIG;
+	struct ext e = {mo, me - mo, NULL, 0};
+	if (b - a == 1 && w->v[a].off == mo) {
+		/* Growing one extent (sequential writes): reuse its buffer. */
+		e = w->v[a];
+		if (e.cap < me - mo) {
+			size_t nc = e.cap ? e.cap : 4096;
+			while (nc < me - mo)
+				nc = nc > SIZE_MAX / 2 ? (size_t)(me - mo) : nc * 2;
+			uint8_t *d = realloc(e.data, nc);
+			if (!d)
+				return -ENOMEM;
+			e.data = d;
+			e.cap = nc;
+		}
+		e.len = me - mo;
+	} else {
+		e.cap = (size_t)(me - mo);
+		e.data = malloc(e.cap ? e.cap : 1);
+		if (!e.data)
+			return -ENOMEM;
+		/* Fill from the old extents and what lies under them. */
+		uint64_t pos = mo;
+		for (size_t i = a; i <= b; i++) {
+			uint64_t next = i < b ? w->v[i].off : me;
+			if (next > pos && read_under(w, pos, (size_t)(next - pos), e.data + (pos - mo)) < 0) {
+				free(e.data);
+				return -EIO;
+			}
+			if (i < b) {
+				memcpy(e.data + (w->v[i].off - mo), w->v[i].data, (size_t)w->v[i].len);
+				pos = w->v[i].off + w->v[i].len;
+			}
+		}
+		for (size_t i = a; i < b; i++)
+			free(w->v[i].data);
+	}
+	memcpy(e.data + (off - mo), data, len);
+	/* Replace v[a, b) by e. */
+	if (b == a) {
+		if (w->n == w->vcap) {
+			size_t nc = w->vcap ? w->vcap * 2 : 8;
+			struct ext *v = realloc(w->v, nc * sizeof(*v));
+			if (!v) {
+				free(e.data);
+				return -ENOMEM;
+			}
+			w->v = v;
+			w->vcap = nc;
+		}
+		memmove(&w->v[a + 1], &w->v[a], (w->n - a) * sizeof(*w->v));
+		w->n++;
+	} else if (b - a > 1) {
+		memmove(&w->v[a + 1], &w->v[b], (w->n - b) * sizeof(*w->v));
+		w->n -= b - a - 1;
+	}
+	w->v[a] = e;
+	w->held = held;
+	if (end > w->size)
+		w->size = end;
+	return 0;
+}
+
+int wbuf_truncate(struct wbuf *w, uint64_t size)
+{
+	if (size < w->base_len)
+		w->base_len = size;
+	size_t k = 0;
+	for (size_t i = 0; i < w->n; i++) {
+		struct ext *e = &w->v[i];
+		if (e->off >= size) {
+			w->held -= e->len;
+			free(e->data);
+			continue;
+		}
+		if (e->off + e->len > size) {
+			w->held -= e->off + e->len - size;
+			e->len = size - e->off;
+		}
+		w->v[k++] = *e;
+	}
+	w->n = k;
+	w->size = size;
+	return 0;
+}
+
+ssize_t wbuf_read(struct wbuf *w, uint64_t off, size_t len, void *out)
+{
+	if (off >= w->size)
+		return 0;
+	if (len > w->size - off)
+		len = (size_t)(w->size - off);
+	uint8_t *buf = out;
+	uint64_t pos = off, end = off + len;
+	for (size_t i = 0; i < w->n && pos < end; i++) {
+		const struct ext *e = &w->v[i];
+		if (e->off + e->len <= pos)
+			continue;
+		if (e->off >= end)
+			break;
+		if (e->off > pos) {
+			if (read_under(w, pos, (size_t)(e->off - pos), buf + (pos - off)) < 0)
+				return -EIO;
+			pos = e->off;
+		}
+		uint64_t to = e->off + e->len < end ? e->off + e->len : end;
+		memcpy(buf + (pos - off), e->data + (pos - e->off), (size_t)(to - pos));
+		pos = to;
+	}
+	if (pos < end && read_under(w, pos, (size_t)(end - pos), buf + (pos - off)) < 0)
+		return -EIO;
+	return (ssize_t)len;
+}
+
+static int content_read(void *ctx, uint64_t off, size_t len, void *buf)
+{
+	ssize_t n = wbuf_read(ctx, off, len, buf);
+	return n == (ssize_t)len ? 0 : -EIO;
+}
+
+void wbuf_content(struct wbuf *w, struct mfs_content *c)
+{
+	c->size = w->size;
+	c->read = content_read;
+	c->ctx = w;
+	c->ext = NULL;
+	c->next = 0;
+	/* Extents describe the change only while the old content is all there. */
+	free(w->list);
+	w->list = NULL;
+	if (w->base_len == w->size) {
+		w->list = malloc((w->n ? w->n : 1) * sizeof(*w->list));
+		if (!w->list)
+			return;
+		for (size_t i = 0; i < w->n; i++)
+			w->list[i] = (struct mfs_extent){w->v[i].off, w->v[i].len};
+		c->ext = w->list;
+		c->next = w->n;
+	}
+}

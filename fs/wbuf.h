@@ -1,0 +1,27 @@
+/* Write buffers: what has been written to an open view, kept as extents
+ * over the view's old content (read on demand), so that patching a few bytes
+ * of a large view holds only those bytes. No FUSE here. */
+#ifndef MFS_WBUF_H
+#define MFS_WBUF_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "view.h"
+
+/* Reads bytes [off, off + len) of the old content (within its size). */
+typedef int (*wbuf_base_fn)(void *ctx, uint64_t off, size_t len, void *buf);
+
+struct wbuf;
+/* cap: most bytes of written data held; beyond it writes fail with -EFBIG. */
+struct wbuf *wbuf_new(uint64_t base_size, wbuf_base_fn base, void *ctx, uint64_t cap);
+void wbuf_free(struct wbuf *w);
+int wbuf_write(struct wbuf *w, uint64_t off, const void *data, size_t len);
+int wbuf_truncate(struct wbuf *w, uint64_t size);
+ssize_t wbuf_read(struct wbuf *w, uint64_t off, size_t len, void *buf);
+uint64_t wbuf_size(const struct wbuf *w);
+uint64_t wbuf_held(const struct wbuf *w);      /* bytes of written data held */
+/* The content as mfs_content (valid until the next change of w). */
+void wbuf_content(struct wbuf *w, struct mfs_content *c);
+
+#endif
