@@ -77,7 +77,8 @@ int mfs_patch_ref(struct mfs_patch *p, uint64_t off, uint64_t len, const void *d
  * edit's runs, which spans may refer to) must keep while the patch lives. */
 void *mfs_patch_keep(struct mfs_patch *p, uint64_t size);
 int mfs_patch_set_sidecar(struct mfs_patch *p, const void *data, size_t len);
-/* Sort the spans, drop spans that change nothing, and refuse overlaps. */
+/* Sort the spans and refuse overlaps. (Spans that change nothing are
+ * dropped by the views, which can compare with the source.) */
 int mfs_patch_sort(struct mfs_patch *p, struct mfs_err *err);
 /* Size of the source after the patch. */
 uint64_t mfs_patch_new_size(const struct mfs_patch *p, uint64_t old_size);

@@ -174,6 +174,12 @@ mfs_id mfs_add_link(struct mfs_model *m, mfs_id parent, const char *name, size_t
 	return id;
 }
 
+void mfs_set_link(struct mfs_model *m, mfs_id link, mfs_id target)
+{
+	if (link < m->nnodes && m->nodes[link].kind == MFS_K_LINK)
+		m->nodes[link].u.link = target;
+}
+
 static mfs_id add_view(struct mfs_model *m, mfs_id dir, const char *name, enum mfs_view v,
 		       uint32_t tensor, unsigned flags)
 {
@@ -233,11 +239,12 @@ int mfs_attach_tensor(struct mfs_model *m, mfs_id dir, const struct mfs_tensor *
 	unsigned wr = (t.flags & MFS_TF_WRITABLE) ? MFS_NF_WRITABLE : 0;
 	add_view(m, dir, "shape", MFS_V_SHAPE, ti, 0);
 	add_view(m, dir, "dtype", MFS_V_DTYPE, ti, 0);
-	if (di->numeric)
+	bool dense = !(t.flags & MFS_TF_NODENSE);
+	if (di->numeric && dense)
 		add_view(m, dir, "values.txt", MFS_V_VALUES, ti, wr);
-	if (!(t.flags & MFS_TF_NODATA))
+	if (!(t.flags & (MFS_TF_NODATA | MFS_TF_NODENSE)))
 		add_view(m, dir, "data", MFS_V_DATA, ti, wr);
-	if (di->npy)
+	if (di->npy && dense)
 		add_view(m, dir, "data.npy", MFS_V_NPY, ti, wr);
 	if (t.flags & MFS_TF_SPARSE)
 		add_view(m, dir, "matrix.mtx", MFS_V_MTX, ti, wr);

@@ -70,6 +70,8 @@ enum mfs_order { MFS_ROW_MAJOR = 0, MFS_COL_MAJOR = 1 };
 #define MFS_TF_RETYPE   0x04u  /* data.npy may change the dtype */
 #define MFS_TF_SPARSE   0x08u  /* stored entries only (ops->entries); adds matrix.mtx */
 #define MFS_TF_NODATA   0x10u  /* no `data` view (storage is not one dense block) */
+#define MFS_TF_NODENSE  0x20u  /* no dense views either (values.txt, data.npy): a
+				  sparse tensor too large to show densely */
 
 struct mfs_model;
 struct mfs_tensor;
@@ -161,6 +163,8 @@ mfs_id mfs_add_raw(struct mfs_model *m, mfs_id parent, const char *name, size_t 
 /* A relative symbolic link to another node (which may be added later). */
 mfs_id mfs_add_link(struct mfs_model *m, mfs_id parent, const char *name, size_t len,
 		    mfs_id target);
+/* Point a link at its target once the target exists (forward references). */
+void mfs_set_link(struct mfs_model *m, mfs_id link, mfs_id target);
 /* A tensor directory with its views (shape, dtype, values.txt, data,
  * data.npy, matrix.mtx as the dtype and flags allow). t->dims is copied;
  * t->dir, t->nelem, t->esize (unless opaque) and t->cache are set here.

@@ -7,6 +7,12 @@
 #include "arena.h"
 #include "model.h"
 
+struct mfs_dupe {
+	mfs_id parent;
+	const char *name;  /* in the arena */
+	unsigned next;
+};
+
 struct mfs_model_impl {
 	struct mfs_arena arena;
 	uint32_t cap_nodes, cap_tensors, cap_frames;
@@ -14,6 +20,10 @@ struct mfs_model_impl {
 	/* (parent, name) -> node id, open addressing; slot value MFS_NONE = empty */
 	mfs_id *slots;
 	uint32_t nslots;            /* power of two */
+	/* (parent, duplicated name) -> next ~N suffix to try, so that k copies
+	 * of one name cost O(k), not O(k^2) */
+	struct mfs_dupe *dupes;
+	uint32_t ndupes, cap_dupes; /* cap_dupes: power of two */
 	int build_err;              /* first failure while building (positive errno) */
 	char build_msg[128];
 	pthread_mutex_t cache_lock; /* guards mfs_tensor.cache creation */

@@ -67,6 +67,7 @@ void mfs_model_free(struct mfs_model *m)
 		close(m->fd);
 	free(im->sidecar_buf);
 	free(im->slots);
+	free(im->dupes);
 	free(im->last);
 	free(m->nodes);
 	free(m->tensors);

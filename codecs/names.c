@@ -139,14 +139,57 @@ int mfs_names_insert(struct mfs_model *m, mfs_id id)
 	}
 }
 
+/* The counter of suffixes tried for (parent, name), created on first use;
+ * NULL when out of memory (then the search starts from 1). */
+static struct mfs_dupe *dupe_slot(struct mfs_model *m, mfs_id parent, const char *name, size_t n)
+{
+	struct mfs_model_impl *im = m->impl;
+	if ((uint64_t)(im->ndupes + 1) * 2 > im->cap_dupes) {
+		uint32_t nc = im->cap_dupes ? im->cap_dupes * 2 : 64;
+		struct mfs_dupe *v = calloc(nc, sizeof(*v));
+		if (!v)
+			return NULL;
+		for (uint32_t i = 0; i < im->cap_dupes; i++) {
+			struct mfs_dupe *d = &im->dupes[i];
+			if (!d->name)
+				continue;
+			uint64_t h = mfs_hash64(d->name, strlen(d->name), d->parent);
+			uint32_t j = (uint32_t)h & (nc - 1);
+			while (v[j].name)
+				j = (j + 1) & (nc - 1);
+			v[j] = *d;
+		}
+		free(im->dupes);
+		im->dupes = v;
+		im->cap_dupes = nc;
+	}
+	uint64_t h = mfs_hash64(name, n, parent);
+	for (uint32_t j = (uint32_t)h & (im->cap_dupes - 1);; j = (j + 1) & (im->cap_dupes - 1)) {
+		struct mfs_dupe *d = &im->dupes[j];
+		if (!d->name) {
+			d->name = mfs_model_strdup(m, name, n);
+			if (!d->name)
+				return NULL;
+			d->parent = parent;
+			d->next = 1;
+			im->ndupes++;
+			return d;
+		}
+		if (d->parent == parent && strcmp(d->name, name) == 0)
+			return d;
+	}
+}
+
 char *mfs_unique_name(struct mfs_model *m, mfs_id parent, const char *raw, size_t len)
 {
 	char esc[257];
 	size_t n = mfs_escape_name(raw, len, esc);
 	if (mfs_lookup(m, parent, esc) == MFS_NONE)
 		return mfs_model_strdup(m, esc, n);
-	/* A later duplicate gets ~1, ~2, ... (the suffix may need room). */
-	for (unsigned k = 1;; k++) {
+	/* A later duplicate gets ~1, ~2, ... (the suffix may need room); the
+	 * search resumes where the last duplicate of this name stopped. */
+	struct mfs_dupe *d = dupe_slot(m, parent, esc, n);
+	for (unsigned k = d ? d->next : 1;; k++) {
 		char cand[280];
 		char suf[16];
 		int sl = snprintf(suf, sizeof(suf), "~%u", k);
@@ -155,7 +198,10 @@ char *mfs_unique_name(struct mfs_model *m, mfs_id parent, const char *raw, size_
 			keep = NAME_MAX_BYTES - (size_t)sl;
 		memcpy(cand, esc, keep);
 		memcpy(cand + keep, suf, (size_t)sl + 1);
-		if (mfs_lookup(m, parent, cand) == MFS_NONE)
+		if (mfs_lookup(m, parent, cand) == MFS_NONE) {
+			if (d)
+				d->next = k + 1;
 			return mfs_model_strdup(m, cand, keep + (size_t)sl);
+		}
 	}
 }

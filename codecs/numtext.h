@@ -3,7 +3,7 @@
  * Formatting writes the shortest decimal that reads back to the same value of
  * the element's own type (float32 0.1 is "0.1"), in the style of Python's
  * repr without the ".0": fixed notation when the decimal exponent e of
- * d.ddd x 10^e is in [-5, 16), else "1.5e+38" / "1e-05" (sign and at least two
+ * d.ddd x 10^e is in [-4, 16), else "1.5e+38" / "1e-05" (sign and at least two
  * exponent digits). Special values: "nan", "-nan" (sign bit set), "inf",
  * "-inf", "-0". Integers in decimal, bool as 0/1, complex as "re+imj".
  * No function writes a NUL; each returns the number of bytes written, at most

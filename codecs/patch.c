@@ -123,7 +123,8 @@ static int cmp_span(const void *a, const void *b)
 
 int mfs_patch_sort(struct mfs_patch *p, struct mfs_err *err)
 {
-	qsort(p->spans, p->n, sizeof(*p->spans), cmp_span);
+	if (p->n > 1)
+		qsort(p->spans, p->n, sizeof(*p->spans), cmp_span);
 	for (size_t i = 1; i < p->n; i++) {
 		const struct mfs_span *a = &p->spans[i - 1], *b = &p->spans[i];
 		if (a->off + a->len > b->off || (a->len == 0 && b->len == 0 && a->off == b->off))

@@ -114,11 +114,13 @@ int pl_parse_binary(struct pl_parser *p, uint32_t *out)
 	if (esz || et == 0x30) {
 		uint64_t bytes;
 		if (!mfs_mul_ok(count, esz ? esz : 1, &bytes) || bytes > left)
-			return mfs_error(p->err, EINVAL, "binary sequence at offset %llu: %llu elements need more than the %llu bytes left",
-					 ull(at), ull(count), ull(left));
+			return mfs_error(p->err, EINVAL,
+					 "binary sequence at offset %llu: %llu elements of %u bytes, %llu bytes left",
+					 ull(at), ull(count), esz ? esz : 1, ull(left));
 		for (uint64_t i = 0; et == 0x30 && i < count; i++)
 			if (p->b[data + i] != '0' && p->b[data + i] != '1')
-				return mfs_error(p->err, EINVAL, "binary bool sequence at offset %llu: element %llu is 0x%02x, not '0' or '1'",
+				return mfs_error(p->err, EINVAL,
+						 "binary bool sequence at offset %llu: element %llu is 0x%02x, not '0' or '1'",
 						 ull(at), ull(i), p->b[data + i]);
 		p->pos = data + bytes;
 		v->len = p->pos - at;

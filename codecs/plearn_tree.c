@@ -460,7 +460,7 @@ int pl_psave_open(struct mfs_model *m, struct pl_model *pm, struct mfs_err *err)
 	mfs_add_textf(m, MFS_ROOT, "encoding", 0, "%s", a.binary ? "binary" : "ascii");
 	for (size_t k = 0; k < bd.nlinks; k++)
 		if (bd.links[k].link != MFS_NONE)
-			m->nodes[bd.links[k].link].u.link = (mfs_id)a.v[bd.links[k].def].c;
+			mfs_set_link(m, bd.links[k].link, (mfs_id)a.v[bd.links[k].def].c);
 	free(bd.links);
 
 	/* The tensors' tokens first: they are what edits write. */

@@ -69,6 +69,7 @@ struct inode {
 	int fd;                   /* I_SDIR: O_PATH descriptor */
 	struct fsmodel *fm;       /* I_MODEL: its model; I_V*, I_SCRATCH: the model they are in */
 	struct timespec mtime;    /* I_VNODE/I_MODEL: shown mtime (changes with content only) */
+	uint64_t open_gen;        /* I_VNODE: generation of its last open (page cache) */
 	struct pending *pend;     /* I_VNODE: writes not yet committed */
 	struct scratch *scr;      /* I_SCRATCH */
 	bool watched;             /* I_SDIR: inotify watch added */

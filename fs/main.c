@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -318,6 +319,10 @@ int main(int argc, char *argv[])
 	}
 	watch_stop();
 	notify_stop();
+	/* Ended by a signal (SIGINT, SIGTERM, SIGHUP) is a clean unmount. */
+	if (ret == SIGINT || ret == SIGTERM || ret == SIGHUP || ret == -SIGINT ||
+	    ret == -SIGTERM || ret == -SIGHUP)
+		ret = 0;
 out_unmount:
 	fuse_session_unmount(fs.se);
 out_signals:

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
 #include <unistd.h>
 
 #include "commit.h"
@@ -159,8 +160,24 @@ struct inode *source_child(struct inode *dir, const char *name, struct stat *st,
 		return NULL;
 	}
 	*err_out = 0;
-	if (S_ISDIR(st->st_mode))
-		return inode_child(dir, name, I_SDIR);
+	if (S_ISDIR(st->st_mode)) {
+		struct inode *d = inode_child(dir, name, I_SDIR);
+		if (d) {
+			/* Held open (O_PATH) so that it is reached without walking
+			 * names, as passthrough_ll does; never through a link. */
+			pthread_mutex_lock(&d->lock);
+			if (d->fd < 0)
+				d->fd = openat(dfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			int fd = d->fd;
+			pthread_mutex_unlock(&d->lock);
+			if (fd < 0) {
+				*err_out = errno;
+				inode_put(d);
+				return NULL;
+			}
+		}
+		return d;
+	}
 	if (S_ISLNK(st->st_mode))
 		return inode_child(dir, name, I_SLINK);
 	if (!S_ISREG(st->st_mode) || failed_before(dir->ino, name, st, false))
@@ -392,6 +409,7 @@ void fsmodel_check(struct fsmodel *fm)
 	if (changed)
 		fm->stale = true;
 	pthread_mutex_unlock(&fm->lock);
+	log_msg(LOG_DEBUG, "source check %s: %s", mi->name, changed ? "changed" : "same");
 	if (!changed)
 		return;
 	notify_inval_entry(mi->parent->ino, mi->name);

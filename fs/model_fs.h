@@ -49,7 +49,9 @@ mfs_id vnode_resolve(struct inode *i, struct mref *r);
  * source. Returns 0, 1 (nothing to change) or -errno with err filled. */
 int fsmodel_commit(struct fsmodel *fm, struct inode *vi, const struct mfs_content *c,
 		   struct mfs_err *err);
-/* Re-check the source after an inotify event; invalidate kernel caches. */
+/* Re-check the source (after an inotify event, and when a view or model
+ * directory is opened, so that the next access sees an outside change even
+ * before its event arrives); invalidate kernel caches if it changed. */
 void fsmodel_check(struct fsmodel *fm);
 /* The I_MODEL inode is freed: free its model. */
 void fsmodel_inode_gone(struct inode *i);

@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
 
 #include "fs.h"
 
@@ -66,10 +67,13 @@ static void *run(void *arg)
 			tail = NULL;
 		pthread_mutex_unlock(&lock);
 		/* ENOENT just means the kernel did not cache it. */
+		int r;
 		if (n->name)
-			fuse_lowlevel_notify_inval_entry(fs.se, n->ino, n->name, strlen(n->name));
+			r = fuse_lowlevel_notify_inval_entry(fs.se, n->ino, n->name, strlen(n->name));
 		else
-			fuse_lowlevel_notify_inval_inode(fs.se, n->ino, 0, 0);
+			r = fuse_lowlevel_notify_inval_inode(fs.se, n->ino, 0, 0);
+		log_msg(LOG_DEBUG, "invalidate %llu%s%s: %d", (unsigned long long)n->ino,
+			n->name ? "/" : "", n->name ? n->name : "", r);
 		free(n->name);
 		free(n);
 		pthread_mutex_lock(&lock);

@@ -121,6 +121,7 @@ void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 			break;
 		case I_MODEL:
 		case I_VDIR:
+			fsmodel_check(d->fm);
 			r = list_model(d, l);
 			break;
 		case I_META:

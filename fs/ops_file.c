@@ -43,6 +43,7 @@ static struct fh *fh_of(struct fuse_file_info *fi)
 static int open_view(struct inode *i, struct fuse_file_info *fi, struct fh *h)
 {
 	struct mfs_err err = {0};
+	fsmodel_check(i->fm);
 	struct mref *r = fsmodel_current(i->fm, &err);
 	if (!r)
 		return -(err.code ? err.code : EIO);
@@ -86,13 +87,12 @@ static int open_view(struct inode *i, struct fuse_file_info *fi, struct fh *h)
 	 * the kernel's cache: keep it across opens. A large text view whose
 	 * size is not known yet streams without the page cache (its size in
 	 * the kernel is not the real one). */
-	fi->keep_cache = 1;
+	pthread_mutex_lock(&i->lock);
+	fi->keep_cache = i->open_gen == r->gen && !i->pend;  /* else read through us */
+	i->open_gen = r->gen;
+	pthread_mutex_unlock(&i->lock);
 	if (!mfs_view_size_cheap(r->m, id))
 		fi->direct_io = 1;
-	pthread_mutex_lock(&i->lock);
-	if (i->pend)
-		fi->keep_cache = 0;  /* someone is writing it: read through us */
-	pthread_mutex_unlock(&i->lock);
 	return 0;
 }
 

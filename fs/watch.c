@@ -25,8 +25,9 @@ static struct wdir *dirs;
 static pthread_t thread;
 static int stop_pipe[2] = {-1, -1};
 
+/* Not IN_DONT_FOLLOW: the path is /proc/self/fd/N, a link to the directory. */
 #define EVENTS (IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_CLOSE_WRITE | \
-		IN_MODIFY | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF | IN_DONT_FOLLOW | \
+		IN_MODIFY | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF | \
 		IN_ONLYDIR)
 
 void watch_dir(struct inode *dir)

@@ -5,8 +5,10 @@ Prints one JSON object: the dialect ("daphne", "daphne-0.1", "spec"), the
 header, and the matrix densely (row-major lists) with its blocks, or a
 frame's labels and columns. Layouts as in shared/FORMATS.md "DAPHNE":
 the dialect is the one whose layout accounts for the file's exact size.
-Non-finite floats are printed as the strings "nan", "inf", "-inf" (as
-values.txt shows them); opaque values (str, fixedstr16) as hex strings.
+Non-finite floats are printed as the strings "nan", "inf", "-inf", float32
+values as their shortest decimal (as values.txt shows them); opaque values
+(str, fixedstr16) as hex strings. Frame labels: the .meta schema's, else
+the spec's own labels, else col_<i> (never DAPHNE's garbage label bytes).
 
 usage: dbdf_decode.py FILE [--meta META]   (META defaults to FILE.meta)
 exit status 1 (message on stderr) when the file fits no dialect.
@@ -178,7 +180,8 @@ def jvalue(v):
     if isinstance(v, np.void) or isinstance(v, (bytes, bytearray)):
         return bytes(v).hex()
     if isinstance(v, (np.floating, float)):
-        f = float(v)
+        # float32 as its shortest decimal (as values.txt shows it)
+        f = float(str(v)) if isinstance(v, np.float32) else float(v)
         if math.isnan(f):
             return 'nan'
         if math.isinf(f):

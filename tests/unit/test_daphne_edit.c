@@ -367,6 +367,55 @@ static void test_frame_edits(void **state)
 	tclose(m);
 }
 
+/* A `dd conv=notrunc` write: only the extents written are new. */
+static int mem_read(void *ctx, uint64_t off, size_t len, void *buf)
+{
+	memcpy(buf, (const uint8_t *)ctx + off, len);
+	return 0;
+}
+
+static uint8_t *partial(struct mfs_model *m, const char *path, const char *content, size_t size,
+			uint64_t off, uint64_t len, size_t *outlen)
+{
+	struct mfs_extent ext = {off, len};
+	struct mfs_content c = {.size = size, .read = mem_read, .ctx = (void *)content,
+				.ext = &ext, .next = 1};
+	struct mfs_patch p;
+	struct mfs_err err = {0};
+	mfs_patch_init(&p);
+	int r = mfs_view_write(m, tnode(m, path), &c, &p, &err);
+	if (r != 0)
+		fail_msg("%s: partial write gave %d: %s", path, r, err.msg);
+	uint8_t *out = tapply(&p, m->base, (size_t)m->size, outlen);
+	mfs_patch_free(&p);
+	return out;
+}
+
+static void test_partial_data(void **state)
+{
+	(void)state;
+	struct mfs_model *m = topen(G "dense_si64_3x4.dbdf");
+	size_t len, outlen;
+	char *d = tread(m, "data", &len);
+	d[40] = 0x55;  /* one byte of element 5 */
+	uint8_t *out = partial(m, "data", d, len, 40, 1, &outlen);
+	dbdf_same_outside(m->base, out, outlen, 45 + 40, 1);
+	assert_int_equal(out[85], 0x55);
+	free(out);
+	free(d);
+	tclose(m);
+	/* a column interleaved in the file: bytes 9..11 are in row 1 */
+	m = topen(G "frame_mixed_4x8.dbdf");
+	d = tread(m, "columns/count/data", &len);
+	d[9] = 1;
+	d[10] = 2;
+	out = partial(m, "columns/count/data", d, len, 9, 2, &outlen);
+	dbdf_same_outside(m->base, out, outlen, 107 + 38 + 8 + 1, 2);
+	free(out);
+	free(d);
+	tclose(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -375,6 +424,7 @@ int main(void)
 		cmocka_unit_test(test_meta_kept),
 		cmocka_unit_test(test_csr_edits),
 		cmocka_unit_test(test_frame_edits),
+		cmocka_unit_test(test_partial_data),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -45,33 +45,11 @@ static size_t count(size_t full)
 	return full / div;
 }
 
-static float f32_of(uint32_t b)
-{
-	float v;
-	memcpy(&v, &b, sizeof(v));
-	return v;
-}
-
-static uint32_t bits32(float v)
-{
-	uint32_t b;
-	memcpy(&b, &v, sizeof(b));
-	return b;
-}
-
-static double f64_of(uint64_t b)
-{
-	double v;
-	memcpy(&v, &b, sizeof(v));
-	return v;
-}
-
-static uint64_t bits64(double v)
-{
-	uint64_t b;
-	memcpy(&b, &v, sizeof(b));
-	return b;
-}
+/* The same bits seen as another type (type punning through a union). */
+#define f32_of(b) (((union { uint32_t u; float f; }){.u = (b)}).f)
+#define bits32(v) (((union { uint32_t u; float f; }){.f = (v)}).u)
+#define f64_of(b) (((union { uint64_t u; double f; }){.u = (b)}).f)
+#define bits64(v) (((union { uint64_t u; double f; }){.f = (v)}).u)
 
 /* NUL-terminate formatted text of length n, checking the length bound. */
 static const char *fin(char *buf, size_t n)
@@ -94,45 +72,28 @@ static int pelem(enum mfs_dtype dt, const char *s, void *dst)
 /* Significant digits of a formatted number ("1000" has 1, "0.0012" 2). */
 static int sigdigits(const char *s)
 {
-	int n = 0, zeros = 0;
-	bool started = false;
+	int n = 0, upto_last_nonzero = 0;
 	for (; *s && *s != 'e'; s++) {
-		if (*s < '0' || *s > '9')
+		if (*s < '0' || *s > '9' || (*s == '0' && !n))
 			continue;
-		if (*s == '0' && !started)
-			continue;
-		started = true;
-		if (*s == '0') {
-			zeros++;
-		} else {
-			n += zeros + 1;
-			zeros = 0;
-		}
+		n++;
+		if (*s != '0')
+			upto_last_nonzero = n;
 	}
-	return n;
+	return upto_last_nonzero;
 }
 
-/* The fewest %.*g digits that read back to v with strtof / strtod. */
-static int printf_digits32(float v)
+/* The fewest %.*g digits that read back to v with strtof (f32) or strtod. */
+static int printf_digits(double v, bool f32)
 {
 	char buf[64];
-	for (int p = 1; p < 9; p++) {
-		snprintf(buf, sizeof(buf), "%.*g", p, (double)v);
-		if (bits32(strtof(buf, NULL)) == bits32(v))
-			return p;
-	}
-	return 9;
-}
-
-static int printf_digits64(double v)
-{
-	char buf[64];
-	for (int p = 1; p < 17; p++) {
+	int p = 1, max = f32 ? 9 : 17;
+	for (; p < max; p++) {
 		snprintf(buf, sizeof(buf), "%.*g", p, v);
-		if (bits64(strtod(buf, NULL)) == bits64(v))
-			return p;
+		if (f32 ? strtof(buf, NULL) == (float)v : strtod(buf, NULL) == v)
+			break;
 	}
-	return 17;
+	return p;
 }
 
 /* --- Known strings ---------------------------------------------------------- */
@@ -144,23 +105,13 @@ static void test_known_f32(void **state)
 		float v;
 		const char *s;
 	} t[] = {
-		{0.1f, "0.1"},
-		{3.0000000054977558e+38f, "3e+38"},
-		{1.401298464324817e-45f, "1e-45"},
-		{FLT_MIN, "1.1754944e-38"},
-		{FLT_MAX, "3.4028235e+38"},
-		{65504.0f, "65504"},
-		{16777216.0f, "16777216"},
-		{1.5e38f, "1.5e+38"},
-		{1e-5f, "1e-05"},
-		{0.0001f, "0.0001"},
-		{3.0f, "3"},
-		{-2.5f, "-2.5"},
-		{1e16f, "1e+16"},
+		{0.1f, "0.1"}, {3.0000000054977558e+38f, "3e+38"},
+		{1.401298464324817e-45f, "1e-45"}, {FLT_MIN, "1.1754944e-38"},
+		{FLT_MAX, "3.4028235e+38"}, {65504.0f, "65504"}, {16777216.0f, "16777216"},
+		{1.5e38f, "1.5e+38"}, {1e-5f, "1e-05"}, {0.0001f, "0.0001"}, {3.0f, "3"},
+		{-2.5f, "-2.5"}, {1e16f, "1e+16"},
 		{1e15f, "1000000000000000"},  /* 999999986991104, shortest 1e15 */
-		{123456.79f, "123456.79"},
-		{0.0f, "0"},
-		{-0.0f, "-0"},
+		{123456.79f, "123456.79"}, {0.0f, "0"}, {-0.0f, "-0"},
 		{1.0f / 3.0f, "0.33333334"},
 	};
 	char buf[MFS_NUM_MAX + 1];
@@ -180,25 +131,15 @@ static void test_known_f64(void **state)
 		double v;
 		const char *s;
 	} t[] = {
-		{1e16, "1e+16"},
-		{1e15, "1000000000000000"},
-		{9999999999999998.0, "9999999999999998"},
-		{1e-5, "1e-05"},
-		{0.0001, "0.0001"},
-		{0.0001234, "0.0001234"},
-		{0.00001234, "1.234e-05"},
-		{5e-324, "5e-324"},
-		{-0.0, "-0"},
-		{0.0, "0"},
+		{1e16, "1e+16"}, {1e15, "1000000000000000"},
+		{9999999999999998.0, "9999999999999998"}, {1e-5, "1e-05"},
+		{0.0001, "0.0001"}, {0.0001234, "0.0001234"}, {0.00001234, "1.234e-05"},
+		{5e-324, "5e-324"}, {-0.0, "-0"}, {0.0, "0"},
 		{3.141592653589793, "3.141592653589793"},
-		{0.1 + 0.2, "0.30000000000000004"},
-		{DBL_MAX, "1.7976931348623157e+308"},
+		{0.1 + 0.2, "0.30000000000000004"}, {DBL_MAX, "1.7976931348623157e+308"},
 		{DBL_MIN, "2.2250738585072014e-308"},
-		{123456789012345680.0, "1.2345678901234568e+17"},
-		{-2.5e-7, "-2.5e-07"},
-		{100.0, "100"},
-		{1.5, "1.5"},
-		{1e100, "1e+100"},
+		{123456789012345680.0, "1.2345678901234568e+17"}, {-2.5e-7, "-2.5e-07"},
+		{100.0, "100"}, {1.5, "1.5"}, {1e100, "1e+100"},
 		{(double)0.1f, "0.10000000149011612"},
 	};
 	char buf[MFS_NUM_MAX + 1];
@@ -218,21 +159,12 @@ static void test_known_f16(void **state)
 		const char *s;
 	} t[] = {
 		{0x2e66, "0.1"},      /* float16(0.1) = 0.0999755859375 */
-		{0x3c00, "1"},
-		{0xbc00, "-1"},
-		{0x3c01, "1.001"},
-		{0x3555, "0.3333"},
+		{0x3c00, "1"}, {0xbc00, "-1"}, {0x3c01, "1.001"}, {0x3555, "0.3333"},
 		{0x7bff, "65500"},    /* 65504 reads back from "65500" (NumPy: 65500.0) */
-		{0x0001, "6e-08"},
-		{0x0400, "6.104e-05"},
-		{0x4248, "3.14"},
+		{0x0001, "6e-08"}, {0x0400, "6.104e-05"}, {0x4248, "3.14"},
 		{0x2a00, "0.04688"},  /* 0.046875: a tie, to the even digit as NumPy */
-		{0x0000, "0"},
-		{0x8000, "-0"},
-		{0x7c00, "inf"},
-		{0xfc00, "-inf"},
-		{0x7e00, "nan"},
-		{0xfe00, "-nan"},
+		{0x0000, "0"}, {0x8000, "-0"}, {0x7c00, "inf"}, {0xfc00, "-inf"},
+		{0x7e00, "nan"}, {0xfe00, "-nan"},
 	};
 	char buf[MFS_NUM_MAX + 1];
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
@@ -262,7 +194,7 @@ static void test_f32_roundtrip(void **state)
 			fail_msg("%08x -> \"%s\" -> %08x / %08x", b, buf, bits32(c), bits32(w));
 		/* Against the shortest %.*g that reads back, for a sample. */
 		if (i % 64 == 0)
-			assert_true(sigdigits(buf) <= printf_digits32(v));
+			assert_true(sigdigits(buf) <= printf_digits(v, true));
 	}
 }
 
@@ -285,7 +217,7 @@ static void test_f64_roundtrip(void **state)
 		if (bits64(c) != b || bits64(w) != b)
 			fail_msg("%016llx -> \"%s\"", (unsigned long long)b, buf);
 		if (i % 64 == 0)
-			assert_true(sigdigits(buf) <= printf_digits64(v));
+			assert_true(sigdigits(buf) <= printf_digits(v, false));
 	}
 }
 
@@ -364,59 +296,34 @@ static void dec_minus_ulp(char *s)
 	}
 }
 
-/* Midpoints between float16 neighbours, exact and off by 1e-41: parsing
- * through double rounds such text onto the midpoint, the text must win. */
+/* Midpoints between float16 neighbours, exact and off by 1e-41, plain and
+ * in scientific notation, both signs: parsing through double rounds such
+ * text onto the midpoint; the text must decide, ties to even. */
 static void test_f16_midpoints(void **state)
 {
 	(void)state;
-	char mid[128], txt[140];
+	char mid[128], txt[160];
 	for (uint32_t h = 0; h < 0x7c00; h++) {
-		double a = mfs_f16_to_f32((uint16_t)h), b;
-		b = h == 0x7bff ? 65536.0 : mfs_f16_to_f32((uint16_t)(h + 1));
-		snprintf(mid, sizeof(mid), "%.40f", (a + b) / 2);
-		uint16_t even = (h & 1) ? (uint16_t)(h + 1) : (uint16_t)h, r;
-		for (int neg = 0; neg < 2; neg++) {
-			const char *sg = neg ? "-" : "";
-			uint16_t sb = neg ? 0x8000 : 0;
-			int rc;
-			snprintf(txt, sizeof(txt), "%s%s", sg, mid);
-			rc = mfs_parse_f16(txt, strlen(txt), &r);
-			if (even == 0x7c00) {
-				assert_int_equal(rc, -ERANGE);
-			} else {
-				assert_int_equal(rc, 0);
-				assert_int_equal(r, even | sb);
-			}
-			snprintf(txt, sizeof(txt), "%s%s1", sg, mid);
-			rc = mfs_parse_f16(txt, strlen(txt), &r);
-			if (h == 0x7bff) {
-				assert_int_equal(rc, -ERANGE);
-			} else {
-				assert_int_equal(rc, 0);
-				assert_int_equal(r, (h + 1) | sb);
-			}
-			snprintf(txt, sizeof(txt), "%s%s", sg, mid);
-			dec_minus_ulp(txt + neg);
-			assert_int_equal(mfs_parse_f16(txt, strlen(txt), &r), 0);
-			assert_int_equal(r, h | sb);
-			/* the same three in scientific notation, point removed */
-			static const char *const sfx[] = {"e-40", "1e-41", "e-40"};
-			for (int k = 0; k < 3; k++) {
-				snprintf(txt, sizeof(txt), "%s%s", sg, mid);
-				if (k == 2)
-					dec_minus_ulp(txt + neg);
+		double a = mfs_f16_to_f32((uint16_t)h);
+		double b = h == 0x7bff ? 65536.0 : mfs_f16_to_f32((uint16_t)(h + 1));
+		snprintf(mid, sizeof(mid), "%.40f", (a + b) / 2);  /* exact */
+		uint32_t even = (h & 1) ? h + 1 : h;
+		for (int v = 0; v < 12; v++) {
+			int kind = v % 3, neg = v / 6;  /* exact, above, below */
+			bool sci = (v / 3) & 1;
+			uint16_t r = 0;
+			snprintf(txt, sizeof(txt), "%s%s%s", neg ? "-" : "", mid, kind == 1 ? "1" : "");
+			if (kind == 2)
+				dec_minus_ulp(txt + neg);
+			if (sci) {
 				char *dot = strchr(txt, '.');
 				memmove(dot, dot + 1, strlen(dot));
-				strcat(txt, sfx[k]);
-				rc = mfs_parse_f16(txt, strlen(txt), &r);
-				uint16_t want = k == 0 ? even : k == 1 ? (uint16_t)(h + 1) : (uint16_t)h;
-				if (want == 0x7c00) {
-					assert_int_equal(rc, -ERANGE);
-				} else {
-					assert_int_equal(rc, 0);
-					assert_int_equal(r, want | sb);
-				}
+				strcat(txt, kind == 1 ? "e-41" : "e-40");
 			}
+			uint32_t want = kind == 0 ? even : kind == 1 ? h + 1 : h;
+			int rc = mfs_parse_f16(txt, strlen(txt), &r);
+			if (want == 0x7c00 ? rc != -ERANGE : rc || r != (want | (neg ? 0x8000 : 0)))
+				fail_msg("\"%s\": %d %04x, expected %04x", txt, rc, r, want);
 		}
 	}
 }
@@ -424,7 +331,6 @@ static void test_f16_midpoints(void **state)
 static void test_f16_convert(void **state)
 {
 	(void)state;
-	/* binary16 -> binary32 is exact: check through the values' text. */
 	assert_true(mfs_f16_to_f32(0x0001) == 0x1p-24f);
 	assert_true(mfs_f16_to_f32(0x03ff) == 0x3ffp-24f);
 	assert_true(mfs_f16_to_f32(0x0400) == 0x1p-14f);
@@ -432,16 +338,16 @@ static void test_f16_convert(void **state)
 	assert_true(mfs_f16_to_f32(0xc000) == -2.0f);
 	assert_true(isinf(mfs_f16_to_f32(0x7c00)));
 	assert_true(isnan(mfs_f16_to_f32(0xfe00)) && signbit(mfs_f16_to_f32(0xfe00)));
-	assert_int_equal(mfs_f64_to_f16(65519.99), 0x7bff);
-	assert_int_equal(mfs_f64_to_f16(65520.0), 0x7c00);
-	assert_int_equal(mfs_f64_to_f16(0x1p-25), 0x0000);
-	assert_int_equal(mfs_f64_to_f16(0x1.0000000000001p-25), 0x0001);
-	assert_int_equal(mfs_f64_to_f16(-0x1p-26), 0x8000);
-	assert_int_equal(mfs_f64_to_f16(0x3ffp-24 + 0x1p-25), 0x0400);
-	assert_int_equal(mfs_f64_to_f16(1.0 + 0x1p-11), 0x3c00);
-	assert_int_equal(mfs_f64_to_f16(1.0 + 0x3p-11), 0x3c02);
-	assert_int_equal(mfs_f64_to_f16(1e300), 0x7c00);
-	assert_int_equal(mfs_f64_to_f16(-1e-300), 0x8000);
+	static const struct {
+		double d;
+		uint16_t h;
+	} t[] = {
+		{65519.99, 0x7bff}, {65520.0, 0x7c00}, {0x1p-25, 0}, {0x1.0000000000001p-25, 1},
+		{-0x1p-26, 0x8000}, {0x3ffp-24 + 0x1p-25, 0x0400}, {1.0 + 0x1p-11, 0x3c00},
+		{1.0 + 0x3p-11, 0x3c02}, {1e300, 0x7c00}, {-1e-300, 0x8000},
+	};
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		assert_int_equal(mfs_f64_to_f16(t[i].d), t[i].h);
 #ifdef __FLT16_MAX__
 	/* The compiler's own conversions, where it has _Float16. */
 	for (uint32_t h = 0; h < 0x10000; h++) {
@@ -539,47 +445,38 @@ static void test_parse_floats(void **state)
 {
 	(void)state;
 	static const struct {
-		enum mfs_dtype dt;
+		int dt;
 		const char *s;
 		uint64_t bits;
 	} t[] = {
-		{MFS_DT_F32, "0.1", 0x3dcccccd},
-		{MFS_DT_F32, "-0", 0x80000000},
-		{MFS_DT_F32, "1e-50", 0},
-		{MFS_DT_F32, "-1e-50", 0x80000000},
-		{MFS_DT_F32, "1e-45", 1},
-		{MFS_DT_F32, "-Infinity", 0xff800000},
-		{MFS_DT_F32, "-nan", 0xffc00000},
-		{MFS_DT_F32, "NAN", 0x7fc00000},
-		{MFS_DT_F32, "+.5e1", 0x40a00000},
-		{MFS_DT_F32, "3.4028235e38", 0x7f7fffff},
-		{MFS_DT_F64, "5e-324", 1},
-		{MFS_DT_F64, "2.4703282292062328e-324", 1},  /* just above half of 5e-324 */
-		{MFS_DT_F64, "2.4703282292062327e-324", 0},
-		{MFS_DT_F64, "3.141592653589793", 0x400921fb54442d18},
-		{MFS_DT_F64, "0.30000000000000004", 0x3fd3333333333334},
-		{MFS_DT_F64, "-INF", 0xfff0000000000000},
-		{MFS_DT_F16, "0.1", 0x2e66},
-		{MFS_DT_F16, "65519.99", 0x7bff},
-		{MFS_DT_F16, "-0", 0x8000},
-		{MFS_DT_F16, "1e-10", 0},
-		{MFS_DT_F16, "6e-8", 1},
-		{MFS_DT_F16, "inFINity", 0x7c00},
+		{F32, "0.1", 0x3dcccccd}, {F32, "-0", 0x80000000},
+		{F32, "1e-50", 0}, {F32, "-1e-50", 0x80000000},
+		{F32, "1e-45", 1}, {F32, "-Infinity", 0xff800000},
+		{F32, "-nan", 0xffc00000}, {F32, "NAN", 0x7fc00000},
+		{F32, "+.5e1", 0x40a00000}, {F32, "3.4028235e38", 0x7f7fffff},
+		{F64, "5e-324", 1},
+		{F64, "2.4703282292062328e-324", 1},  /* just above half of 5e-324 */
+		{F64, "2.4703282292062327e-324", 0},
+		{F64, "3.141592653589793", 0x400921fb54442d18},
+		{F64, "0.30000000000000004", 0x3fd3333333333334},
+		{F64, "-INF", 0xfff0000000000000}, {F16, "0.1", 0x2e66},
+		{F16, "65519.99", 0x7bff}, {F16, "-0", 0x8000},
+		{F16, "1e-10", 0}, {F16, "6e-8", 1}, {F16, "inFINity", 0x7c00},
 		/* ties between float16 neighbours go to even; text a hair above
 		 * or below, which double rounds onto the tie, must not */
-		{MFS_DT_F16, "2.98023223876953125e-8", 0},
-		{MFS_DT_F16, "2.98023223876953125000000000001e-8", 1},
-		{MFS_DT_F16, "1.00048828125", 0x3c00},
-		{MFS_DT_F16, "1.000488281250000000000000001", 0x3c01},
-		{MFS_DT_F16, "100048828125e-11", 0x3c00},
-		{MFS_DT_F16, "1000488281250000000000000001e-27", 0x3c01},
-		{MFS_DT_F16, "0.1000488281249999999999999999999e1", 0x3c00},
-		{MFS_DT_F16, "65519.999999999999999999999", 0x7bff},
+		{F16, "2.98023223876953125e-8", 0},
+		{F16, "2.98023223876953125000000000001e-8", 1},
+		{F16, "1.00048828125", 0x3c00},
+		{F16, "1.000488281250000000000000001", 0x3c01},
+		{F16, "100048828125e-11", 0x3c00},
+		{F16, "1000488281250000000000000001e-27", 0x3c01},
+		{F16, "0.1000488281249999999999999999999e1", 0x3c00},
+		{F16, "65519.999999999999999999999", 0x7bff},
 	};
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		uint8_t e[8] = {0};
 		uint64_t got = 0;
-		if (pelem(t[i].dt, t[i].s, e))
+		if (pelem((enum mfs_dtype)t[i].dt, t[i].s, e))
 			fail_msg("\"%s\" refused", t[i].s);
 		for (int k = 7; k >= 0; k--)
 			got = got << 8 | e[k];
@@ -642,7 +539,8 @@ static void test_ints(void **state)
 	}
 }
 
-/* Every integer dtype at and beyond its limits, through mfs_*_elem. */
+/* Every integer dtype at and beyond its limits, through mfs_*_elem, and
+ * little-endian storage. */
 static void test_int_elems(void **state)
 {
 	(void)state;
@@ -686,24 +584,11 @@ static void test_int_elems(void **state)
 	assert_string_equal(selem(buf, MFS_DT_CHAR8, "A"), "65");
 	assert_string_equal(selem(buf, MFS_DT_CHAR8, "\xff"), "255");
 	assert_string_equal(selem(buf, MFS_DT_I8, "\xff"), "-1");
-}
-
-static void test_float_elems(void **state)
-{
-	(void)state;
-	char buf[MFS_NUM_MAX + 1];
-	uint8_t e[8];
-	assert_int_equal(pelem(MFS_DT_F16, "0.1", e), 0);
-	assert_memory_equal(e, "\x66\x2e", 2);
-	assert_string_equal(selem(buf, MFS_DT_F16, e), "0.1");
-	assert_int_equal(pelem(MFS_DT_F32, "0.1", e), 0);
-	assert_memory_equal(e, "\xcd\xcc\xcc\x3d", 4);
-	assert_string_equal(selem(buf, MFS_DT_F32, e), "0.1");
 	assert_int_equal(pelem(MFS_DT_F64, "0.1", e), 0);
 	assert_memory_equal(e, "\x9a\x99\x99\x99\x99\x99\xb9\x3f", 8);
 	assert_string_equal(selem(buf, MFS_DT_F64, e), "0.1");
 	assert_string_equal(selem(buf, MFS_DT_F32, "\x00\x00\x80\x7f"), "inf");
-	assert_string_equal(selem(buf, MFS_DT_F64, "\x00\x00\x00\x00\x00\x00\x00\x80"), "-0");
+	assert_string_equal(selem(buf, MFS_DT_F16, "\x66\x2e"), "0.1");
 }
 
 static void test_bool(void **state)
@@ -738,14 +623,9 @@ static void test_complex(void **state)
 		float re, im;
 		const char *s;
 	} f[] = {
-		{1, 2, "1+2j"},
-		{-3.5f, -0.5f, "-3.5-0.5j"},
-		{1, -0.0f, "1-0j"},
-		{0, 0, "0+0j"},
-		{-0.0f, 0, "-0+0j"},
-		{NAN, INFINITY, "nan+infj"},
-		{1e20f, -1e-20f, "1e+20-1e-20j"},
-		{0.1f, -INFINITY, "0.1-infj"},
+		{1, 2, "1+2j"}, {-3.5f, -0.5f, "-3.5-0.5j"}, {1, -0.0f, "1-0j"},
+		{0, 0, "0+0j"}, {-0.0f, 0, "-0+0j"}, {NAN, INFINITY, "nan+infj"},
+		{1e20f, -1e-20f, "1e+20-1e-20j"}, {0.1f, -INFINITY, "0.1-infj"},
 	};
 	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
 		c[0] = f[i].re;
@@ -769,22 +649,11 @@ static void test_complex(void **state)
 		const char *s;
 		double re, im;
 	} p[] = {
-		{"1+2j", 1, 2},
-		{"1-2j", 1, -2},
-		{"(1+2j)", 1, 2},
-		{"(-1.5e+3-2.5e-3J)", -1500, -0.0025},
-		{"2j", 0, 2},
-		{"-2j", 0, -2},
-		{"+2.5e-3j", 0, 0.0025},
-		{"7", 7, 0},
-		{"(7)", 7, 0},
-		{"-1e+05", -1e5, 0},
-		{"1e5+1e5j", 1e5, 1e5},
-		{"j", 0, 1},
-		{"-j", 0, -1},
-		{"3+j", 3, 1},
-		{"3-j", 3, -1},
-		{"inf-infj", INFINITY, -INFINITY},
+		{"1+2j", 1, 2}, {"1-2j", 1, -2}, {"(1+2j)", 1, 2},
+		{"(-1.5e+3-2.5e-3J)", -1500, -0.0025}, {"2j", 0, 2}, {"-2j", 0, -2},
+		{"+2.5e-3j", 0, 0.0025}, {"7", 7, 0}, {"(7)", 7, 0}, {"-1e+05", -1e5, 0},
+		{"1e5+1e5j", 1e5, 1e5}, {"j", 0, 1}, {"-j", 0, -1}, {"3+j", 3, 1},
+		{"3-j", 3, -1}, {"inf-infj", INFINITY, -INFINITY},
 		{"-infinity+Infj", -INFINITY, INFINITY},
 	};
 	for (size_t i = 0; i < sizeof(p) / sizeof(p[0]); i++) {
@@ -937,7 +806,6 @@ int main(void)
 		cmocka_unit_test(test_parse_floats),
 		cmocka_unit_test(test_ints),
 		cmocka_unit_test(test_int_elems),
-		cmocka_unit_test(test_float_elems),
 		cmocka_unit_test(test_bool),
 		cmocka_unit_test(test_complex),
 		cmocka_unit_test(test_bench),

@@ -1,0 +1,152 @@
+"""Integration-test harness: real mounts of modelfs over a private copy of
+test data. Run by meson (suite 'integration') with /usr/bin/python3; exits 77
+(skip) only when /dev/fuse or fusermount3 is missing."""
+import hashlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+BIN = os.environ.get("MFS_BIN", "build/fs/modelfs")
+DATA = os.environ.get("MFS_TEST_DATA", os.path.join(os.path.dirname(__file__), "..", "data"))
+
+
+def skip_unless_fuse():
+    if not os.path.exists("/dev/fuse") or shutil.which("fusermount3") is None:
+        print("SKIP: /dev/fuse or fusermount3 missing")
+        sys.exit(77)
+
+
+def sha(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def data(rel):
+    return os.path.join(DATA, rel)
+
+
+class Mount:
+    """A mount of a fresh SOURCE directory holding copies of test files.
+
+    files: list of paths relative to tests/data (copied flat into SOURCE, or
+    to a name given as (rel, dest))."""
+
+    def __init__(self, files=(), opts=(), foreground=True):
+        skip_unless_fuse()
+        self.tmp = tempfile.mkdtemp(prefix="mfs-it-")
+        self.src = os.path.join(self.tmp, "src")
+        self.mnt = os.path.join(self.tmp, "mnt")
+        self.log = os.path.join(self.tmp, "modelfs.log")
+        self.err = os.path.join(self.tmp, "stderr")
+        os.makedirs(self.src)
+        os.makedirs(self.mnt)
+        for f in files:
+            rel, dest = (f, os.path.basename(f)) if isinstance(f, str) else f
+            d = os.path.join(self.src, dest)
+            os.makedirs(os.path.dirname(d), exist_ok=True)
+            if os.path.isdir(data(rel)):
+                shutil.copytree(data(rel), d)
+            else:
+                shutil.copyfile(data(rel), d)
+        self.opts = list(opts)
+        self.foreground = foreground
+        self.proc = None
+
+    def start(self):
+        args = [BIN]
+        if self.foreground:
+            args.append("-f")
+        args += [self.src, self.mnt, "-o", "log=" + self.log] + self.opts
+        errf = open(self.err, "w")
+        self.proc = subprocess.Popen(args, stdout=errf, stderr=errf)
+        deadline = time.time() + 20
+        while not os.path.ismount(self.mnt):
+            if self.foreground and self.proc.poll() is not None:
+                raise RuntimeError("modelfs exited: " + open(self.err).read())
+            if time.time() > deadline:
+                raise RuntimeError("mount did not appear")
+            time.sleep(0.02)
+        return self
+
+    def __enter__(self):
+        return self.start()
+
+    def stop(self):
+        if self.proc is None:
+            return
+        if os.path.ismount(self.mnt):
+            subprocess.run(["fusermount3", "-u", self.mnt], check=False)
+        try:
+            rc = self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            raise RuntimeError("modelfs did not exit after unmount")
+        self.proc = None
+        err = open(self.err).read()
+        if "Sanitizer" in err or "runtime error" in err:
+            raise AssertionError("sanitizer report:\n" + err)
+        if self.foreground and rc != 0:
+            raise AssertionError("modelfs exited with %d:\n%s" % (rc, err))
+
+    def __exit__(self, *exc):
+        try:
+            self.stop()
+        finally:
+            if exc[0] is None:
+                shutil.rmtree(self.tmp, ignore_errors=True)
+        return False
+
+    # paths
+    def m(self, *p):
+        return os.path.join(self.mnt, *p)
+
+    def s(self, *p):
+        return os.path.join(self.src, *p)
+
+    def read(self, *p):
+        with open(self.m(*p), "rb") as f:
+            return f.read()
+
+    def text(self, *p):
+        return self.read(*p).decode()
+
+    def errors(self):
+        return self.text(".modelfs", "errors")
+
+    def sh(self, cmd, check=True):
+        """Run a shell command in the mount; returns CompletedProcess."""
+        r = subprocess.run(["bash", "-c", cmd], cwd=self.mnt, capture_output=True, text=True)
+        if check and r.returncode != 0:
+            raise AssertionError("command failed (%d): %s\n%s%s" % (r.returncode, cmd, r.stdout, r.stderr))
+        return r
+
+
+def check(cond, msg="check failed"):
+    if not cond:
+        raise AssertionError(msg)
+
+
+def eq(a, b, what=""):
+    if a != b:
+        raise AssertionError("%s: %r != %r" % (what, a, b))
+
+
+def run(tests):
+    """Run test functions in order; print what passed."""
+    skip_unless_fuse()
+    failed = 0
+    for t in tests:
+        t0 = time.time()
+        try:
+            t()
+            print("ok   %-40s %.2fs" % (t.__name__, time.time() - t0))
+        except Exception as e:  # noqa: BLE001 - report every failure
+            failed += 1
+            import traceback
+            traceback.print_exc()
+            print("FAIL %s: %s" % (t.__name__, e))
+    sys.exit(1 if failed else 0)
