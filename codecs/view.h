@@ -56,6 +56,20 @@ struct mfs_content {
 	size_t next;
 };
 
+/* Checking what is being written before it is complete, so that the write
+ * itself can fail (shells ignore errors from close). For values.txt, the
+ * values already followed by a separator are parsed and counted; a text
+ * file that holds one complete line is checked whole. st carries the
+ * progress between calls; zero it to start over. text holds the content
+ * written so far from offset st->off on (len bytes). Returns 0 or -EINVAL /
+ * -ERANGE with a message. */
+struct mfs_check {
+	uint64_t off;     /* bytes of text already checked */
+	uint64_t count;   /* values found in them */
+};
+int mfs_view_check_prefix(struct mfs_model *m, mfs_id id, const char *text, size_t len,
+			  struct mfs_check *st, struct mfs_err *err);
+
 /* Parse and check the new content of a file node and build the patch.
  * Returns 0 (p holds the change), 1 (the content changes nothing), or
  * -EINVAL / -ERANGE / -EACCES ... with a message. */

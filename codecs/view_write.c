@@ -550,3 +550,78 @@ int mfs_view_write(struct mfs_model *m, mfs_id id, const struct mfs_content *c,
 	struct write_call w = {m, id, c, p, err};
 	return mfs_guarded(write_fn, &w, err);
 }
+
+struct check_call {
+	struct mfs_model *m;
+	mfs_id id;
+	const char *text;
+	size_t len;
+	struct mfs_check *st;
+	struct mfs_err *err;
+};
+
+static int check_values(const struct mfs_tensor *t, const char *text, size_t len,
+			struct mfs_check *st, struct mfs_err *err)
+{
+	/* Only tokens followed by a separator are complete. */
+	size_t end = len;
+	while (end > 0 && text[end - 1] != ' ' && text[end - 1] != '\t' &&
+	       text[end - 1] != '\n' && text[end - 1] != '\r' && text[end - 1] != ',')
+		end--;
+	if (end == 0)
+		return 0;
+	struct mfs_tokens tk = {text, end, 0};
+	const char *tok;
+	size_t n;
+	uint8_t scratch[64];
+	while (mfs_next_token(&tk, &tok, &n)) {
+		st->count++;
+		if (st->count > t->nelem)
+			return mfs_error(err, EINVAL, "more than the %llu values the shape holds",
+					 (unsigned long long)t->nelem);
+		int r = mfs_parse_elem((enum mfs_dtype)t->dtype, tok, n, scratch);
+		if (r < 0)
+			return mfs_error(err, -r, "value %llu ('%.*s') is %s %s",
+					 (unsigned long long)st->count, (int)(n > 40 ? 40 : n), tok,
+					 r == -ERANGE ? "out of range for" : "not a valid",
+					 mfs_dtype_info((enum mfs_dtype)t->dtype)->name);
+	}
+	st->off += end;
+	return 0;
+}
+
+static int check_fn(void *arg)
+{
+	struct check_call *c = arg;
+	const struct mfs_node *n = &c->m->nodes[c->id];
+	const struct mfs_tensor *t = mfs_node_tensor(c->m, c->id);
+	if (n->view == MFS_V_VALUES && t && t->dtype != MFS_DT_CHAR8 &&
+	    !(t->flags & MFS_TF_SPARSE))
+		return check_values(t, c->text, c->len, c->st, c->err);
+	if (n->view != MFS_V_TEXT || c->st->off || c->len == 0 || c->text[c->len - 1] != '\n' ||
+	    memchr(c->text, '\n', c->len - 1) || memchr(n->u.text.s, '\n', n->u.text.len - 1))
+		return 0;
+	/* One complete line into a one-line file: check it as the commit will. */
+	struct mfs_patch p;
+	mfs_patch_init(&p);
+	char *kept = malloc(c->len);
+	if (!kept)
+		return 0;
+	memcpy(kept, c->text, c->len - 1);
+	struct mfs_edit e = {.kind = MFS_E_TEXT, .node = c->id, .text = kept, .len = c->len - 1};
+	int r = c->len == n->u.text.len && memcmp(kept, n->u.text.s, c->len - 1) == 0
+			? 0
+			: mfs_submit_edit(c->m, &e, &p, c->err);
+	mfs_patch_free(&p);
+	free(kept);
+	return r < 0 ? r : 0;
+}
+
+int mfs_view_check_prefix(struct mfs_model *m, mfs_id id, const char *text, size_t len,
+			  struct mfs_check *st, struct mfs_err *err)
+{
+	if (id >= m->nnodes || m->nodes[id].kind != MFS_K_FILE)
+		return 0;
+	struct check_call c = {m, id, text, len, st, err};
+	return mfs_guarded(check_fn, &c, err);
+}

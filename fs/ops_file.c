@@ -349,13 +349,17 @@ void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_
 		break;
 	case I_VNODE:
 		pthread_mutex_lock(&i->lock);
-		if (!h->writer || !i->pend) {
+		if (h->failed) {
+			r = -h->failed;  /* refused already: the file shows the source again */
+		} else if (!h->writer || !i->pend) {
 			r = -EBADF;
 		} else {
 			r = wbuf_write(i->pend->buf, (uint64_t)off, buf, size);
 			if (r == 0) {
 				i->pend->dirty = true;
-				r = (ssize_t)size;
+				r = pending_check(i, h, (uint64_t)off);
+				if (r == 0)
+					r = (ssize_t)size;
 			} else if (r == -EFBIG) {
 				char msg[160];
 				snprintf(msg, sizeof(msg),

@@ -86,6 +86,49 @@ static void reset(struct inode *vi)
 	mref_put(r);
 }
 
+/* A change is refused: every handle open now fails its next flush, and the
+ * view shows the source's content again. */
+static int refuse(struct inode *vi, struct fh *fh, const struct mfs_err *err)
+{
+	struct pending *p = vi->pend;
+	log_error(vi, NULL, err->code, err->msg);
+	p->fail_epoch++;
+	p->fail_err = err->code ? err->code : EIO;
+	if (fh) {
+		fh->failed = p->fail_err;
+		fh->epoch = p->fail_epoch;
+	}
+	p->dirty = false;
+	reset(vi);
+	notify_inval_inode(vi->ino);
+	return -(err->code ? err->code : EIO);
+}
+
+int pending_check(struct inode *vi, struct fh *fh, uint64_t off)
+{
+	struct pending *p = vi->pend;
+	if (!p)
+		return 0;
+	if (off < p->check.off)
+		p->check = (struct mfs_check){0, 0};  /* rewrote checked bytes: start over */
+	uint64_t size = wbuf_size(p->buf);
+	if (size <= p->check.off || size - p->check.off > (16u << 20))
+		return 0;  /* nothing new, or a huge unchecked piece: the commit checks */
+	size_t len = (size_t)(size - p->check.off);
+	char *buf = malloc(len);
+	if (!buf)
+		return 0;
+	int r = 0;
+	if (wbuf_read(p->buf, p->check.off, len, buf) == (ssize_t)len) {
+		struct mfs_err err = {0};
+		r = mfs_view_check_prefix(p->base->m, p->node, buf, len, &p->check, &err);
+		if (r < 0)
+			r = refuse(vi, fh, &err);
+	}
+	free(buf);
+	return r;
+}
+
 int pending_commit(struct inode *vi, struct fh *fh)
 {
 	struct pending *p = vi->pend;
@@ -107,20 +150,8 @@ int pending_commit(struct inode *vi, struct fh *fh)
 	wbuf_content(p->buf, &c);
 	struct mfs_err err = {0};
 	int r = fsmodel_commit(vi->fm, vi, &c, &err);
-	if (r < 0) {
-		log_error(vi, NULL, err.code, err.msg);
-		p->fail_epoch++;
-		p->fail_err = err.code ? err.code : EIO;
-		if (fh) {
-			fh->failed = p->fail_err;
-			fh->epoch = p->fail_epoch;
-		}
-		/* The view shows the source's content again. */
-		p->dirty = false;
-		reset(vi);
-		notify_inval_inode(vi->ino);
-		return -(err.code ? err.code : EIO);
-	}
+	if (r < 0)
+		return refuse(vi, fh, &err);
 	p->dirty = false;
 	p->truncated = false;
 	reset(vi);

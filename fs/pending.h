@@ -16,6 +16,7 @@ struct pending {
 	bool dirty;               /* bytes written since the last commit */
 	bool truncated;           /* truncated (O_TRUNC, ftruncate) since then */
 	int nopen;                /* write handles open on it */
+	struct mfs_check check;   /* what was written, checked so far (view.h) */
 	uint64_t fail_epoch;      /* bumped when a change is refused */
 	int fail_err;             /* ... with this errno */
 };
@@ -39,6 +40,10 @@ struct fh {
  * there are none). Caller holds vi->lock. */
 struct pending *pending_get(struct inode *vi, struct mref *r, mfs_id node, int *err);
 void pending_free(struct pending *p);
+/* After a write at off: check what is complete so far, so that a bad value
+ * fails the write itself. On failure the change is refused as a commit
+ * would be. Caller holds vi->lock. Returns 0 or -errno. */
+int pending_check(struct inode *vi, struct fh *fh, uint64_t off);
 /* Commit what is pending (flush, fsync, release, rename over a view).
  * Caller holds vi->lock. Returns 0 or -errno (logged). */
 int pending_commit(struct inode *vi, struct fh *fh);

@@ -1,0 +1,314 @@
+"""Shared helpers of the per-format integration tests (test_tennis.py,
+test_daphne.py, test_plearn.py): reading every view of a mount and checking
+tensor directories against LAYOUT.md, writing through the mount with a
+program that reports close() errors, and running the independent decoders."""
+import errno
+import json
+import math
+import os
+import stat
+import subprocess
+import sys
+
+import numpy as np
+
+from harness import check, eq, sha
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PY = sys.executable or "/usr/bin/python3"
+
+INT_DTYPES = {"int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"}
+FLOAT_DTYPES = {"float16", "float32", "float64"}
+COMPLEX_DTYPES = {"complex64", "complex128"}
+
+
+# ---------------------------------------------------------------- walking
+
+def walk(root):
+    """Every entry below root (not root itself), depth first, in directory
+    order; symbolic links are listed but not followed."""
+    for name in os.listdir(root):
+        p = os.path.join(root, name)
+        yield p
+        if os.path.isdir(p) and not os.path.islink(p):
+            yield from walk(p)
+
+
+def read_every_file(root):
+    """Reads every regular file below root and checks that it gives exactly
+    st_size bytes; returns how many files were read."""
+    n = 0
+    for p in walk(root):
+        st = os.lstat(p)
+        if not stat.S_ISREG(st.st_mode):
+            continue
+        with open(p, "rb") as f:
+            got = f.read()
+        eq(len(got), st.st_size, "bytes read vs st_size of " + p)
+        n += 1
+    return n
+
+
+def is_tensor_dir(d):
+    return (os.path.isdir(d) and not os.path.islink(d)
+            and os.path.isfile(os.path.join(d, "shape"))
+            and os.path.isfile(os.path.join(d, "dtype")))
+
+
+def tensor_dirs(root):
+    return [p for p in walk(root) if is_tensor_dir(p)]
+
+
+def read_text(*p):
+    with open(os.path.join(*p), "rb") as f:
+        return f.read().decode("utf-8", "surrogateescape")
+
+
+def shape_of(d):
+    t = read_text(d, "shape")
+    check(t.endswith("\n"), "shape of %s is not newline-terminated: %r" % (d, t))
+    return tuple(int(x) for x in t.split())
+
+
+def dtype_of(d):
+    t = read_text(d, "dtype")
+    check(t.endswith("\n") and t.count("\n") == 1, "dtype of %s: %r" % (d, t))
+    return t.strip()
+
+
+# ---------------------------------------------------------------- values.txt
+
+def parse_values(text, dtype):
+    """The numbers of a values.txt (or any text written to one) as a flat
+    numpy array of dtype."""
+    toks = text.replace(",", " ").split()
+    if dtype in INT_DTYPES:
+        return np.array([int(t) for t in toks], dtype=dtype)
+    if dtype == "bool":
+        for t in toks:
+            check(t in ("0", "1"), "bool value %r" % t)
+        return np.array([t == "1" for t in toks], dtype=bool)
+    if dtype in FLOAT_DTYPES:
+        return np.array([float(t) for t in toks], dtype=np.float64).astype(dtype)
+    if dtype in COMPLEX_DTYPES:
+        return np.array([complex(t) for t in toks], dtype=dtype)
+    raise AssertionError("no numeric values for dtype " + dtype)
+
+
+def check_values_layout(text, shape, where):
+    """values.txt lines as LAYOUT.md says: 0-D one value, 1-D one per line,
+    2-D one row per line, N-D blocks of shape[-2] lines separated by one
+    empty line; an empty tensor is an empty file."""
+    size = int(np.prod(shape)) if shape else 1
+    if size == 0:
+        eq(text, "", "values.txt of an empty tensor " + where)
+        return
+    check(text.endswith("\n") and not text.endswith("\n\n"),
+          "values.txt of %s must end with exactly one newline" % where)
+    body = text[:-1]
+    if len(shape) <= 1:
+        lines = body.split("\n")
+        eq(len(lines), size, "lines of values.txt " + where)
+        for ln in lines:
+            eq(len(ln.split(" ")), 1, "values per line of values.txt " + where)
+        return
+    blocks = body.split("\n\n")
+    eq(len(blocks), int(np.prod(shape[:-2])), "blocks of values.txt " + where)
+    for b in blocks:
+        lines = b.split("\n")
+        eq(len(lines), shape[-2], "lines per block of values.txt " + where)
+        for ln in lines:
+            eq(len(ln.split(" ")), shape[-1], "values per line of values.txt " + where)
+
+
+def same_array(a, b, what):
+    """Equal shape, dtype and elements (NaN equals NaN, -0 differs from 0)."""
+    a, b = np.asarray(a), np.asarray(b)
+    eq(a.shape, b.shape, "shape of " + what)
+    eq(a.dtype, b.dtype, "dtype of " + what)
+    if a.dtype.kind in "fc":
+        for pa, pb in ((a.real, b.real), (a.imag, b.imag)) if a.dtype.kind == "c" else ((a, b),):
+            check(np.array_equal(pa, pb, equal_nan=True), "%s: %r != %r" % (what, a, b))
+            check(np.array_equal(np.signbit(pa), np.signbit(pb)), "signs of %s: %r != %r" % (what, a, b))
+    else:
+        check(np.array_equal(a, b), "%s: %r != %r" % (what, a, b))
+
+
+def check_tensor_dir(d, data_view=True):
+    """Checks one tensor directory: shape/dtype/values.txt/data/data.npy
+    agree with each other (data.npy also with mmap_mode='r').
+
+    data_view: True if `data` must exist, False if it must not, None if either.
+    Returns the array (char8: its uint8 array), or None for types without
+    numeric views."""
+    shape, dtype = shape_of(d), dtype_of(d)
+    names = set(os.listdir(d))
+    if data_view is True:
+        check("data" in names, "no data in " + d)
+    elif data_view is False:
+        check("data" not in names, "data shown in " + d)
+    if "data.npy" not in names:
+        # types with no numeric meaning: shape, dtype and data only
+        check("values.txt" not in names, "values.txt without data.npy in " + d)
+        return None
+    a = np.load(os.path.join(d, "data.npy"))
+    mm = np.load(os.path.join(d, "data.npy"), mmap_mode="r")
+    same_array(np.array(mm), a, "data.npy with mmap_mode='r' in " + d)
+    del mm
+    eq(a.shape, shape, "data.npy shape vs shape file in " + d)
+    text = read_text(d, "values.txt")
+    if dtype == "char8":
+        eq(a.dtype, np.dtype(np.uint8), "data.npy of a char8 tensor " + d)
+        check(text.endswith("\n"), "char8 values.txt without its newline: " + d)
+        eq(text[:-1].encode("utf-8", "surrogateescape"), a.tobytes(), "char8 values.txt vs data.npy " + d)
+    else:
+        eq(a.dtype.name, dtype, "data.npy dtype vs dtype file in " + d)
+        check_values_layout(text, shape, d)
+        same_array(parse_values(text, dtype).reshape(shape), a, "values.txt vs data.npy in " + d)
+    if "data" in names:
+        raw = open(os.path.join(d, "data"), "rb").read()
+        order = "F" if a.ndim > 1 and a.flags.f_contiguous and not a.flags.c_contiguous else "C"
+        le = a.astype(a.dtype.newbyteorder("<"), copy=False)
+        eq(raw, le.tobytes(order=order), "data vs data.npy in " + d)
+    return a
+
+
+def check_all_tensor_dirs(root, data_view=True):
+    """check_tensor_dir on every tensor directory below root; returns how many."""
+    n = 0
+    for d in tensor_dirs(root):
+        check_tensor_dir(d, data_view)
+        n += 1
+    return n
+
+
+def fmt_row(values):
+    return " ".join(values) + "\n"
+
+
+# ---------------------------------------------------------------- writing
+
+def write_file(path, data):
+    """open(path, 'w'/'wb'), write, close, as Python programs do; returns
+    None when it worked, else the OSError (from open, write or close)."""
+    mode = "wb" if isinstance(data, bytes) else "w"
+    f = None
+    try:
+        f = open(path, mode)
+        f.write(data)
+        f.close()
+        return None
+    except OSError as e:
+        if f is not None:
+            try:
+                f.close()
+            except OSError:
+                pass
+        return e
+
+
+def write_ok(path, data):
+    e = write_file(path, data)
+    if e is not None:
+        raise AssertionError("writing %r to %s failed: %s" % (data[:200], path, e))
+
+
+def error_lines(m):
+    return [ln for ln in m.errors().split("\n") if ln]
+
+
+def expect_refused(m, view, data, source, code=errno.EINVAL, writer=None):
+    """Writes data to the view (a path relative to the mount) and checks
+    that it is refused with the errno code, that .modelfs/errors gained a
+    line naming the view, that the source file is byte-identical and that
+    the view shows the source's content again. writer(path) may do the
+    writing instead (it must raise OSError or return an errno)."""
+    path = m.m(view)
+    before_src = sha(source)
+    before_view = open(path, "rb").read()
+    before_errs = error_lines(m)
+    if writer is None:
+        e = write_file(path, data)
+        check(e is not None, "bad input %r to %s was accepted" % (data[:200], view))
+        got = e.errno
+    else:
+        got = writer(path)
+    eq(errno.errorcode.get(got, got), errno.errorcode[code], "errno when writing %r to %s" % (data[:200], view))
+    eq(sha(source), before_src, "source changed after a refused write to " + view)
+    errs = error_lines(m)
+    check(len(errs) > len(before_errs), "no new line in .modelfs/errors after a refused write to " + view)
+    new = errs[len(before_errs):]
+    check(any((" %s: " % view) in ln for ln in new), "error lines do not name %s: %r" % (view, new))
+    eq(open(path, "rb").read(), before_view, "view after a refused write " + view)
+    return new
+
+
+def expect_unchanged_on_disk(source, fn):
+    """Runs fn() and checks that the source file was not rewritten (same
+    bytes, inode and mtime)."""
+    st0, h0 = os.stat(source), sha(source)
+    fn()
+    st1 = os.stat(source)
+    eq(sha(source), h0, "source bytes")
+    eq((st1.st_ino, st1.st_mtime_ns), (st0.st_ino, st0.st_mtime_ns), "source inode/mtime")
+
+
+# ---------------------------------------------------------------- decoders
+
+def decoder(name, *args):
+    """Runs tests/integration/<name> on args; returns its stdout (text)."""
+    r = subprocess.run([PY, os.path.join(HERE, name)] + [str(a) for a in args],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        raise AssertionError("%s %s failed (%d): %s" % (name, " ".join(map(str, args)),
+                                                        r.returncode, r.stderr))
+    return r.stdout
+
+
+def decode_json(name, *args):
+    return json.loads(decoder(name, *args))
+
+
+def canon(obj):
+    """A comparable text of a decoded structure (NaN equals NaN)."""
+    return json.dumps(obj, sort_keys=True, indent=1)
+
+
+def same_structure(got, want, what):
+    if canon(got) != canon(want):
+        import difflib
+        diff = "\n".join(difflib.unified_diff(canon(want).split("\n"), canon(got).split("\n"),
+                                              "expected", "decoded", lineterm="", n=2))
+        raise AssertionError("%s differs from what was expected:\n%s" % (what, diff[:6000]))
+
+
+# ---------------------------------------------------------------- names
+
+def escape_name(raw):
+    """A name as LAYOUT.md 'Names' shows it (without the 255-byte cut)."""
+    if raw == "":
+        return "%"
+    if raw == ".":
+        return "%2E"
+    if raw == "..":
+        return "%2E%2E"
+    return raw.replace("%", "%25").replace("/", "%2F").replace("\0", "%00")
+
+
+def unique_names(raws):
+    """Escaped names with ~1, ~2, ... for later duplicates, in order."""
+    out, seen = [], set()
+    for r in raws:
+        n = escape_name(r)
+        if n in seen:
+            k = 1
+            while "%s~%d" % (n, k) in seen:
+                k += 1
+            n = "%s~%d" % (n, k)
+        seen.add(n)
+        out.append(n)
+    return out
+
+
+def isnum(x):
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
