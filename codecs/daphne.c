@@ -93,7 +93,9 @@ void dbdf_header_tree(struct mfs_model *m, const struct dbdf *d)
 }
 
 /* The tensor of a block: raw when dense, sparse entries when CSR or COO,
- * zeros when empty (read-only: nothing of it is stored). */
+ * zeros when empty (read-only: nothing of it is stored). A sparse or empty
+ * block too large to show densely shows its entries only (matrix.mtx; none
+ * for an empty block). */
 static void block_tensor(struct mfs_model *m, const struct dbdf *d, uint32_t k, mfs_id dir)
 {
 	const struct dbdf_block *b = &d->blocks[k];
@@ -123,6 +125,8 @@ static void block_tensor(struct mfs_model *m, const struct dbdf *d, uint32_t k, 
 		t.ops = &dbdf_ops;
 		t.flags = MFS_TF_NODATA;
 	}
+	if (t.ops && !dbdf_dense_fits(m, b->rows, b->cols))
+		t.flags |= MFS_TF_SPARSE | MFS_TF_NODENSE;
 	mfs_attach_tensor(m, dir, &t);
 }
 
@@ -144,7 +148,8 @@ void dbdf_blocks_tree(struct mfs_model *m, struct dbdf *d, mfs_id parent)
 
 /* The model directory is the whole matrix: raw when one dense block of the
  * matrix's type covers it; else read through the blocks, and for CSR
- * matrices the stored values of every block are its sparse entries. */
+ * matrices the stored values of every block are its sparse entries (its
+ * only view when it is too large to show densely). */
 static void matrix_tree(struct mfs_model *m, struct dbdf *d)
 {
 	uint64_t dims[2] = {d->rows, d->cols};
@@ -168,6 +173,8 @@ static void matrix_tree(struct mfs_model *m, struct dbdf *d)
 			t.flags |= MFS_TF_SPARSE;
 			t.nnz = d->nzpre[d->nblocks];
 		}
+		if (d->nodense)
+			t.flags |= MFS_TF_NODENSE;
 	}
 	mfs_attach_tensor(m, MFS_ROOT, &t);
 	dbdf_header_tree(m, d);

@@ -17,9 +17,12 @@
  * about ten nodes: beyond this many, the tree would dwarf the file. */
 #define DBDF_MAX_BLOCKS 65536u
 /* Sparse and multi-block storage is shown densely too (values.txt,
- * data.npy): a few bytes could declare a matrix of 2^60 zeros, which no view
- * could render. The dense form may hold at most this many values, or 4096
- * per byte of the file. */
+ * data.npy), but a few bytes could declare a matrix of 2^60 zeros, which no
+ * view could render. A dense form may hold at most this many values, or 4096
+ * per byte of the file. Beyond that, a sparse tensor (a CSR matrix, a CSR,
+ * COO or empty block) is shown without its dense views (MFS_TF_NODENSE:
+ * shape, dtype and matrix.mtx only); a dense matrix stored in several blocks
+ * and a frame (its columns and frame.csv are dense) are refused. */
 #define DBDF_DENSE_FLOOR (1ull << 22)
 #define DBDF_DENSE_PER_BYTE 4096ull
 
@@ -76,6 +79,7 @@ struct dbdf {
 	uint8_t dtype, esize;       /* matrices: the whole matrix's element type */
 	bool raw;                   /* one dense block of the matrix's type covers
 				       it: raw storage, `data`, reshape */
+	bool nodense;               /* a CSR matrix too large to show densely */
 	struct dbdf_block *blocks;  /* in file order */
 	uint32_t nblocks;
 	uint32_t *byrow;            /* blocks with a nonzero area, by rx */
@@ -109,8 +113,10 @@ int dbdf_walk_blocks(struct mfs_model *m, struct dbdf *d, uint64_t pos, char *wh
  * and build the lookup tables (byrow, nzpre). */
 int dbdf_check_blocks(struct mfs_model *m, struct dbdf *d, struct mfs_err *err);
 
-/* Refuse a dense form of rows x cols values beyond what the file can
+/* Whether a dense form of rows x cols values is within what the file can
  * reasonably stand for (see DBDF_DENSE_FLOOR). */
+bool dbdf_dense_fits(const struct mfs_model *m, uint64_t rows, uint64_t cols);
+/* Refuse a dense form that does not fit. */
 int dbdf_check_dense(const struct mfs_model *m, uint64_t rows, uint64_t cols,
 		     struct mfs_err *err);
 

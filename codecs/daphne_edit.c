@@ -310,6 +310,11 @@ int dbdf_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_patch *p
 		return mfs_error(err, EINVAL, "internal error: no such tensor");
 	const struct mfs_tensor *t = &m->tensors[e->tensor];
 	struct ed x = {.m = m, .d = d, .t = t, .p = p, .err = err, .s = {.p = p}};
+	/* A tensor too large to show densely changes through matrix.mtx only:
+	 * by its entries, never element by element. */
+	if ((t->flags & MFS_TF_NODENSE) && (e->kind != MFS_E_ENTRIES || e->reshape))
+		return mfs_error(err, EINVAL,
+				 "this sparse matrix has no dense form: only its entries (matrix.mtx) can change");
 	if (e->reshape && (t->flags & MFS_TF_RESHAPE))
 		return reshape(&x, e);
 	if (e->reshape) {

@@ -485,6 +485,12 @@ int dbdf_check_blocks(struct mfs_model *m, struct dbdf *d, struct mfs_err *err)
 					 k, b->rows, b->cols, (unsigned long long)b->rx,
 					 (unsigned long long)b->cx, (unsigned long long)d->rows,
 					 (unsigned long long)d->cols, d->dt == DBDF_FRAME ? "frame" : "matrix");
+		/* A block too large to show densely may still be shown (by its
+		 * entries), but its size in bytes must be a number. */
+		uint64_t bytes;
+		if (!mfs_mul_ok((uint64_t)b->rows * b->cols, b->esize, &bytes))
+			return mfs_error(err, EFBIG, "block %u: %u x %u values of %u bytes: their size overflows",
+					 k, b->rows, b->cols, b->esize);
 		int r = 0;
 		if (b->bt == DBDF_B_CSR) {
 			if (!b->rowent)
@@ -515,15 +521,25 @@ int dbdf_check_blocks(struct mfs_model *m, struct dbdf *d, struct mfs_err *err)
 	return check_overlaps(m, d, err);
 }
 
+static uint64_t dense_max(const struct mfs_model *m)
+{
+	uint64_t max;
+	if (!mfs_mul_ok(m->size, DBDF_DENSE_PER_BYTE, &max))
+		max = UINT64_MAX;
+	return max < DBDF_DENSE_FLOOR ? DBDF_DENSE_FLOOR : max;
+}
+
+bool dbdf_dense_fits(const struct mfs_model *m, uint64_t rows, uint64_t cols)
+{
+	uint64_t n;
+	return mfs_mul_ok(rows, cols, &n) && n <= dense_max(m);
+}
+
 int dbdf_check_dense(const struct mfs_model *m, uint64_t rows, uint64_t cols,
 		     struct mfs_err *err)
 {
-	uint64_t n, max;
-	if (!mfs_mul_ok(m->size, DBDF_DENSE_PER_BYTE, &max))
-		max = UINT64_MAX;
-	if (max < DBDF_DENSE_FLOOR)
-		max = DBDF_DENSE_FLOOR;
-	if (!mfs_mul_ok(rows, cols, &n) || n > max)
+	uint64_t max = dense_max(m);
+	if (!dbdf_dense_fits(m, rows, cols))
 		return mfs_error(err, EFBIG,
 				 "%llu x %llu values in %llu bytes: more than the %llu that its dense views may show",
 				 (unsigned long long)rows, (unsigned long long)cols,
@@ -584,5 +600,17 @@ int dbdf_parse_matrix(struct mfs_model *m, struct dbdf *d, struct mfs_err *err)
 	const struct dbdf_block *b0 = &d->blocks[0];
 	d->raw = d->nblocks == 1 && b0->bt == DBDF_B_DENSE && b0->rx == 0 && b0->cx == 0 &&
 		 b0->rows == d->rows && b0->cols == d->cols && b0->dtype == d->dtype;
-	return d->raw ? 0 : dbdf_check_dense(m, d->rows, d->cols, err);
+	uint64_t bytes;
+	if (!mfs_mul_ok(nelem, d->esize, &bytes))
+		return mfs_error(err, EFBIG, "%llu x %llu values of %u bytes: their size overflows",
+				 (unsigned long long)d->rows, (unsigned long long)d->cols, d->esize);
+	if (d->raw)
+		return 0;
+	/* A CSR matrix too large to show densely is shown by its entries
+	 * (matrix.mtx); a dense one has no other view. */
+	if (d->dt == DBDF_CSR) {
+		d->nodense = !dbdf_dense_fits(m, d->rows, d->cols);
+		return 0;
+	}
+	return dbdf_check_dense(m, d->rows, d->cols, err);
 }
