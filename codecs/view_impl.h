@@ -59,7 +59,8 @@ struct mfs_tcache *mfs_tcache_get(struct mfs_model *m, const struct mfs_tensor *
 				  struct mfs_err *err);
 struct mfs_chunked *mfs_frame_cache(struct mfs_model *m, uint32_t frame, struct mfs_err *err);
 
-#define MFS_CHUNK_ELEMS 65536u  /* elements (or entries, or rows) per text chunk */
+#define MFS_CHUNK_ELEMS 4096u  /* elements (or entries, or rows) per text chunk: a small
+				 * read renders (and touches) a few KiB only */
 
 /* Elements [first, first + count) of t in LOGICAL row-major order, each
  * little-endian, into out (tensor.c). */

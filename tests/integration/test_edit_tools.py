@@ -82,8 +82,13 @@ def tool_test(name, param_cmd, expect_param, opt_cmd, opt_key, opt_value, kind="
         check_param(m, pb, expect_param, dims)
         check_opt(m, ob, opt_key, opt_value, kind)
         eq(open(m.err).read().count("rror"), 0, name + ": errors in the log")
-    # a fresh mount shows the change
-    return True
+        # a fresh mount shows the change
+        m.start()
+        shown = np.load(m.m(P, "value", "data.npy"))
+        eq(list(shown.ravel(order="F")), [f32(v) for v in expect_param], name + ": fresh mount")
+        text = m.text(O, "%s_configs" % kind, opt_key).strip()
+        eq(f32(float(text)) if kind == "float" else int(text),
+           f32(opt_value) if kind == "float" else opt_value, name + ": fresh mount config")
 
 
 NEW = [1.25, 2.5, 3.75, -4.0, 5.5, 6.0]            # row-major [[1.25 2.5 3.75] [-4 5.5 6]]
