@@ -31,6 +31,7 @@ struct mfs_model_impl {
 	size_t map_len;
 	uint8_t *sidecar_buf;       /* owned copy of the sidecar */
 	bool owns_fd;
+	uint64_t uid;               /* unique among the models of this process */
 };
 
 /* Frees the caches the views hang on tensors (view_values.c). */

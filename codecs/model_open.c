@@ -40,6 +40,8 @@ static struct mfs_model *model_new(const char *name)
 	}
 	m->impl = im;
 	m->fd = -1;
+	static _Atomic uint64_t next_uid = 1;
+	im->uid = next_uid++;
 	mfs_arena_init(&im->arena);
 	pthread_mutex_init(&im->cache_lock, NULL);
 	m->name = mfs_model_strdup(m, name, strlen(name));

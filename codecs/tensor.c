@@ -5,8 +5,40 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <pthread.h>
+
 #include "bytes.h"
+#include "model_impl.h"
 #include "view_impl.h"
+
+/* A band of whole rows of a wide column-major matrix, transposed once and
+ * kept per thread: a text chunk is a fraction of one row there, and reading
+ * it alone would stride through the whole matrix. */
+#define BAND_BYTES (1u << 20)
+#define BAND_ROWS 32u
+
+struct band {
+	uint64_t uid;               /* the model's */
+	const struct mfs_tensor *t;
+	uint64_t r0, nr;            /* rows [r0, r0 + nr), row-major in buf */
+	uint8_t *buf;
+	size_t cap;
+};
+
+static pthread_key_t band_key;
+static pthread_once_t band_once = PTHREAD_ONCE_INIT;
+
+static void band_free(void *p)
+{
+	struct band *b = p;
+	free(b->buf);
+	free(b);
+}
+
+static void band_init(void)
+{
+	pthread_key_create(&band_key, band_free);
+}
 
 int mfs_tensor_read_storage(const struct mfs_model *m, const struct mfs_tensor *t,
 			    uint64_t first, uint64_t count, void *out, struct mfs_err *err)
@@ -102,6 +134,45 @@ int mfs_tensor_gather(const struct mfs_model *m, const struct mfs_tensor *t, uin
 	if (t->ndim == 2) {
 		uint64_t R = t->dims[0], C = t->dims[1];
 		uint64_t i = first, end = first + count;
+		uint64_t ra = first / C, rb = (end - 1) / C;
+		if (rb - ra + 1 < BAND_ROWS && C * es <= BAND_BYTES) {
+			/* A wide matrix: serve the chunk from a band of rows. */
+			pthread_once(&band_once, band_init);
+			struct band *b = pthread_getspecific(band_key);
+			if (!b && (b = calloc(1, sizeof(*b))) != NULL)
+				pthread_setspecific(band_key, b);
+			uint64_t uid = m->impl->uid;
+			if (b && !(b->uid == uid && b->t == t && ra >= b->r0 && rb < b->r0 + b->nr)) {
+				uint64_t nr = BAND_BYTES / (C * es);
+				if (nr > BAND_ROWS)
+					nr = BAND_ROWS;
+				if (nr < rb - ra + 1)
+					nr = rb - ra + 1;
+				if (nr > R - ra)
+					nr = R - ra;
+				size_t need = (size_t)(nr * C * es);
+				if (need > b->cap) {
+					uint8_t *nb = realloc(b->buf, need);
+					if (!nb) {
+						b->uid = 0;
+						goto direct;
+					}
+					b->buf = nb;
+					b->cap = need;
+				}
+				b->uid = 0;  /* half-filled if the source faults */
+				transpose_rows(src, R, C, ra, ra + nr, es, b->buf);
+				b->uid = uid;
+				b->t = t;
+				b->r0 = ra;
+				b->nr = nr;
+			}
+			if (b && b->uid == uid) {
+				memcpy(o, b->buf + (first - b->r0 * C) * es, (size_t)(count * es));
+				goto swap;
+			}
+		}
+direct:
 		/* Partial first row, whole rows blocked, partial last row. */
 		while (i < end && (i % C) != 0) {
 			memcpy(o, src + mfs_tensor_storage_index(t, i) * es, es);
@@ -142,6 +213,7 @@ int mfs_tensor_gather(const struct mfs_model *m, const struct mfs_tensor *t, uin
 			}
 		}
 	}
+swap:
 	if (t->swap)
 		mfs_swap_elems(out, count * es / t->swap, t->swap);
 	return 0;

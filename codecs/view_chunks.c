@@ -7,25 +7,66 @@
 #include <unistd.h>
 
 #include "guard.h"
+#include "pool.h"
 #include "view_impl.h"
 
+/* Per open file: windows of consecutive chunks, rendered ahead of a
+ * sequential reader by the worker pool (so that a large view streams on
+ * every core), or the one chunk a random read needed. */
+#define WIN_CHUNKS 16   /* chunks per window read ahead */
+#define AHEAD 4         /* windows in flight or waiting ahead of the reader */
+
+enum { W_FREE, W_BUSY, W_READY, W_FAILED };
+
+struct win {
+	uint64_t k0, n;                 /* chunks [k0, k0 + n) */
+	struct mfs_buf buf;             /* their text, back to back */
+	uint64_t lens[WIN_CHUNKS];
+	int state;
+	struct mfs_err err;
+};
+
 struct mfs_rcache {
-	const struct mfs_chunked *key;
-	uint64_t k;
-	struct mfs_buf buf;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct mfs_chunked *key;        /* the view the windows belong to */
+	struct mfs_model *m;
+	struct win w[AHEAD + 1];
+	uint64_t next_k;                /* first chunk not scheduled ahead yet */
+	uint64_t last_k;                /* chunk of the last read (sequential detection) */
+	int busy;                       /* windows being rendered by workers */
 };
 
 struct mfs_rcache *mfs_rcache_new(void)
 {
-	return calloc(1, sizeof(struct mfs_rcache));
+	struct mfs_rcache *rc = calloc(1, sizeof(*rc));
+	if (rc) {
+		pthread_mutex_init(&rc->lock, NULL);
+		pthread_cond_init(&rc->cond, NULL);
+		rc->last_k = UINT64_MAX;
+	}
+	return rc;
+}
+
+/* Wait for the workers; caller holds rc->lock. */
+static void quiesce(struct mfs_rcache *rc)
+{
+	while (rc->busy)
+		pthread_cond_wait(&rc->cond, &rc->lock);
 }
 
 void mfs_rcache_free(struct mfs_rcache *rc)
 {
-	if (rc) {
-		mfs_buf_free(&rc->buf);
-		free(rc);
-	}
+	if (!rc)
+		return;
+	pthread_mutex_lock(&rc->lock);
+	quiesce(rc);
+	pthread_mutex_unlock(&rc->lock);
+	for (int i = 0; i <= AHEAD; i++)
+		mfs_buf_free(&rc->w[i].buf);
+	pthread_mutex_destroy(&rc->lock);
+	pthread_cond_destroy(&rc->cond);
+	free(rc);
 }
 
 int mfs_buf_reserve(struct mfs_buf *b, size_t extra)
@@ -207,29 +248,164 @@ int mfs_chunked_size(struct mfs_model *m, struct mfs_chunked *c, uint64_t *size,
 
 /* ---- reading ---------------------------------------------------------------- */
 
-/* Render chunk k into rc (reusing it if it already holds k). */
-static int chunk(struct mfs_model *m, struct mfs_chunked *c, uint64_t k, struct mfs_rcache *rc,
-		 struct mfs_err *err)
+struct render_job {
+	struct mfs_rcache *rc;
+	struct mfs_chunked *c;
+	struct win *w;
+};
+
+static int render_win_fn(void *arg)
 {
-	if (rc->key == c && rc->k == k)
-		return 0;
-	rc->key = NULL;
-	rc->buf.len = 0;
-	int r = c->render(m, c->obj, k, &rc->buf, err);
-	if (r < 0)
-		return r;
-	rc->key = c;
-	rc->k = k;
-	learn(c, k, rc->buf.len);
+	struct render_job *j = arg;
+	struct win *w = j->w;
+	w->buf.len = 0;
+	for (uint64_t i = 0; i < w->n; i++) {
+		size_t before = w->buf.len;
+		int r = j->c->render(j->rc->m, j->c->obj, w->k0 + i, &w->buf, &w->err);
+		if (r < 0)
+			return r;
+		w->lens[i] = w->buf.len - before;
+	}
+	return 0;
+}
+
+static void render_job(void *arg)
+{
+	struct render_job *j = arg;
+	int r = mfs_guarded(render_win_fn, j, &j->w->err);
+	pthread_mutex_lock(&j->rc->lock);
+	j->w->state = r < 0 ? W_FAILED : W_READY;
+	j->rc->busy--;
+	pthread_cond_broadcast(&j->rc->cond);
+	pthread_mutex_unlock(&j->rc->lock);
+	free(j);
+}
+
+/* The window holding chunk k, or NULL. Caller holds rc->lock. */
+static struct win *find_win(struct mfs_rcache *rc, uint64_t k)
+{
+	for (int i = 0; i <= AHEAD; i++) {
+		struct win *w = &rc->w[i];
+		if (w->state != W_FREE && k >= w->k0 && k < w->k0 + w->n)
+			return w;
+	}
+	return NULL;
+}
+
+/* A window slot to reuse: free, or ready and behind the reader. */
+static struct win *spare_win(struct mfs_rcache *rc, uint64_t k)
+{
+	struct win *best = NULL;
+	for (int i = 0; i <= AHEAD; i++) {
+		struct win *w = &rc->w[i];
+		if (w->state == W_FREE)
+			return w;
+		if ((w->state == W_READY || w->state == W_FAILED) && w->k0 + w->n <= k &&
+		    (!best || w->k0 < best->k0))
+			best = w;
+	}
+	if (best)
+		best->state = W_FREE;
+	return best;
+}
+
+/* Keep AHEAD windows in flight after chunk k. Caller holds rc->lock. */
+static void read_ahead(struct mfs_rcache *rc, struct mfs_chunked *c, uint64_t k)
+{
+	if (rc->next_k <= k)
+		rc->next_k = k + 1;
+	while (rc->next_k < c->nchunks && rc->next_k < k + 1 + (uint64_t)AHEAD * WIN_CHUNKS) {
+		struct win *w = spare_win(rc, k);
+		struct render_job *j = w ? malloc(sizeof(*j)) : NULL;
+		if (!j)
+			return;
+		w->k0 = rc->next_k;
+		w->n = c->nchunks - w->k0 < WIN_CHUNKS ? c->nchunks - w->k0 : WIN_CHUNKS;
+		w->state = W_BUSY;
+		*j = (struct render_job){rc, c, w};
+		rc->busy++;
+		if (mfs_pool_submit(render_job, j) < 0) {
+			rc->busy--;
+			w->state = W_FREE;
+			free(j);
+			return;
+		}
+		rc->next_k += w->n;
+	}
+}
+
+/* The text of chunk k (pointer into rc, valid under rc->lock until the next
+ * call), rendered now or taken from the windows read ahead. */
+static int get_chunk(struct mfs_model *m, struct mfs_chunked *c, uint64_t k,
+		     struct mfs_rcache *rc, const char **text, uint64_t *len, struct mfs_err *err)
+{
+	if (rc->key != c || rc->m != m) {
+		quiesce(rc);
+		for (int i = 0; i <= AHEAD; i++)
+			rc->w[i].state = W_FREE;
+		rc->key = c;
+		rc->m = m;
+		rc->next_k = 0;
+		rc->last_k = UINT64_MAX;
+	}
+	/* Two reads in a row make a sequential reader (one read, as from
+	 * `head -c 100`, renders one chunk and touches nothing more). */
+	bool sequential = rc->last_k != UINT64_MAX && (k == rc->last_k || k == rc->last_k + 1);
+	rc->last_k = k;
+	if (sequential && c->nchunks > WIN_CHUNKS && mfs_pool_size() > 1)
+		read_ahead(rc, c, k);
+	struct win *w = find_win(rc, k);
+	while (w && w->state == W_BUSY) {
+		pthread_cond_wait(&rc->cond, &rc->lock);
+		w = find_win(rc, k);
+	}
+	if (w && w->state == W_FAILED) {
+		if (err)
+			*err = w->err;
+		w->state = W_FREE;
+		return -(w->err.code ? w->err.code : EIO);
+	}
+	if (!w) {
+		/* Not read ahead: render just this chunk, here. */
+		w = spare_win(rc, k);
+		if (!w) {
+			/* every slot is ahead of a reader that jumped back */
+			quiesce(rc);
+			for (int i = 0; i <= AHEAD; i++)
+				rc->w[i].state = W_FREE;
+			rc->next_k = 0;
+			w = &rc->w[0];
+		}
+		w->k0 = k;
+		w->n = 1;
+		w->buf.len = 0;
+		int r = c->render(m, c->obj, k, &w->buf, err);
+		if (r < 0)
+			return r;
+		w->lens[0] = w->buf.len;
+		w->state = W_READY;
+	}
+	uint64_t pos = 0;
+	for (uint64_t i = w->k0; i < k; i++)
+		pos += w->lens[i - w->k0];
+	/* What the reader learns about chunk lengths, in order. */
+	for (uint64_t i = w->k0; i <= k; i++)
+		learn(c, i, w->lens[i - w->k0]);
+	*text = w->buf.p + pos;
+	*len = w->lens[k - w->k0];
 	return 0;
 }
 
 ssize_t mfs_chunked_read(struct mfs_model *m, struct mfs_chunked *c, uint64_t off,
 			 size_t len, char *buf, struct mfs_rcache *rc, struct mfs_err *err)
 {
-	struct mfs_rcache local = {0};
-	if (!rc)
-		rc = &local;
+	struct mfs_rcache *local = NULL;
+	if (!rc) {
+		local = mfs_rcache_new();
+		if (!local)
+			return mfs_error(err, ENOMEM, "out of memory");
+		rc = local;
+	}
 	size_t done = 0;
 	ssize_t ret = 0;
 	if (off < c->head_len) {
@@ -239,6 +415,7 @@ ssize_t mfs_chunked_read(struct mfs_model *m, struct mfs_chunked *c, uint64_t of
 		memcpy(buf, c->head + off, n);
 		done = n;
 	}
+	pthread_mutex_lock(&rc->lock);
 	while (done < len) {
 		uint64_t body = off + done - c->head_len;
 		/* Find the chunk holding body: a binary search over the known
@@ -261,23 +438,26 @@ ssize_t mfs_chunked_read(struct mfs_model *m, struct mfs_chunked *c, uint64_t of
 		pthread_mutex_unlock(&c->lock);
 		if (k >= c->nchunks)
 			break;  /* end of file */
-		int r = chunk(m, c, k, rc, err);
+		const char *text = NULL;
+		uint64_t tlen = 0;
+		int r = get_chunk(m, c, k, rc, &text, &tlen, err);
 		if (r < 0) {
 			ret = r;
 			goto out;
 		}
-		if (!inside && body >= kstart + rc->buf.len)
+		if (!inside && body >= kstart + tlen)
 			continue;  /* learnt k's length; look further */
 		size_t from = (size_t)(body - kstart);
-		size_t n = rc->buf.len - from;
+		size_t n = (size_t)tlen - from;
 		if (n > len - done)
 			n = len - done;
-		memcpy(buf + done, rc->buf.p + from, n);
+		memcpy(buf + done, text + from, n);
 		done += n;
 	}
 	ret = (ssize_t)done;
 out:
-	if (rc == &local)
-		mfs_buf_free(&local.buf);
+	pthread_mutex_unlock(&rc->lock);
+	if (local)
+		mfs_rcache_free(local);
 	return ret;
 }

@@ -29,8 +29,8 @@ static void fh_free(struct fh *h)
 		return;
 	if (h->fd >= 0)
 		close(h->fd);
+	mfs_rcache_free(h->rc);  /* waits for its read-ahead, which uses the model */
 	mref_put(h->ref);
-	mfs_rcache_free(h->rc);
 	free(h->snap);
 	free(h);
 }

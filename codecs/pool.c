@@ -1,0 +1,81 @@
+/* Worker threads for rendering ahead (see pool.h): started on first use,
+ * one per CPU, living as long as the process. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "pool.h"
+
+struct job {
+	void (*fn)(void *);
+	void *arg;
+	struct job *next;
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
+static struct job *head, *tail;
+static unsigned nthreads;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static void *worker(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&lock);
+	for (;;) {
+		while (!head)
+			pthread_cond_wait(&cond, &lock);
+		struct job *j = head;
+		head = j->next;
+		if (!head)
+			tail = NULL;
+		pthread_mutex_unlock(&lock);
+		j->fn(j->arg);
+		free(j);
+		pthread_mutex_lock(&lock);
+	}
+	return NULL;
+}
+
+static void start(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned want = n < 1 ? 1 : n > 16 ? 16 : (unsigned)n;
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	for (unsigned i = 0; i < want; i++) {
+		pthread_t t;
+		if (pthread_create(&t, &attr, worker, NULL) == 0)
+			nthreads++;
+	}
+	pthread_attr_destroy(&attr);
+}
+
+unsigned mfs_pool_size(void)
+{
+	pthread_once(&once, start);
+	return nthreads;
+}
+
+int mfs_pool_submit(void (*fn)(void *arg), void *arg)
+{
+	if (mfs_pool_size() == 0)
+		return -EAGAIN;
+	struct job *j = malloc(sizeof(*j));
+	if (!j)
+		return -ENOMEM;
+	j->fn = fn;
+	j->arg = arg;
+	j->next = NULL;
+	pthread_mutex_lock(&lock);
+	if (tail)
+		tail->next = j;
+	else
+		head = j;
+	tail = j;
+	pthread_cond_signal(&cond);
+	pthread_mutex_unlock(&lock);
+	return 0;
+}
