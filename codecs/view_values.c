@@ -127,7 +127,8 @@ struct mfs_tcache *mfs_tcache_get(struct mfs_model *m, const struct mfs_tensor *
 		if (!c)
 			goto oom;
 		const struct mfs_dtype_info *di = mfs_dtype_info((enum mfs_dtype)t->dtype);
-		if (di->numeric) {
+		bool dense = !(t->flags & MFS_TF_NODENSE);
+		if (di->numeric && dense) {
 			if (mfs_chunked_init(&c->values, t, mfs_values_render, mfs_values_nchunks(t),
 					     "", 0) < 0)
 				goto oom;
@@ -141,7 +142,7 @@ struct mfs_tcache *mfs_tcache_get(struct mfs_model *m, const struct mfs_tensor *
 				goto oom;
 			c->has_mtx = true;
 		}
-		if (di->npy)
+		if (di->npy && dense)
 			c->npy_head_len = mfs_npy_header(t, c->npy_head);
 		/* The tensor is const to the views; its cache slot is the one
 		 * field they fill, under cache_lock. */

@@ -107,6 +107,8 @@ struct inode *inode_child(struct inode *parent, const char *name, enum ikind kin
 /* The number (parent, name, kind) gets unless it collides (for readdir
  * entries that are not looked up). */
 fuse_ino_t inode_number(const struct inode *parent, const char *name, enum ikind kind);
+/* The existing child (parent, name, kind), +1 ref, or NULL (never creates). */
+struct inode *inode_find_child(struct inode *parent, const char *name, enum ikind kind);
 void inode_lookup_ref(struct inode *i);                  /* the kernel gained a reference */
 void inode_forget(struct inode *i, uint64_t n);
 int inode_path(const struct inode *i, char *buf, size_t size);  /* relative to the mount */

@@ -205,6 +205,24 @@ struct inode *inode_child(struct inode *parent, const char *name, enum ikind kin
 	return i;
 }
 
+struct inode *inode_find_child(struct inode *parent, const char *name, enum ikind kind)
+{
+	pthread_mutex_lock(&fs.lock);
+	struct inode *hit = NULL;
+	for (fuse_ino_t ino = inode_number(parent, name, kind);; ino++) {
+		struct inode *i = find_locked(ino);
+		if (!i)
+			break;
+		if (i->parent == parent && i->kind == kind && !i->stale && strcmp(i->name, name) == 0) {
+			i->refs++;
+			hit = i;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&fs.lock);
+	return hit;
+}
+
 int inode_path(const struct inode *i, char *buf, size_t size)
 {
 	size_t len = 0;

@@ -227,6 +227,18 @@ unsigned source_dtype(struct inode *dir, const char *name, unsigned char d_type)
 		return (st.st_mode & S_IFMT) >> 12;
 	if (failed_before(dir->ino, name, &st, false))
 		return DT_REG;
+	struct inode *mi = inode_find_child(dir, name, I_MODEL);
+	if (mi) {
+		bool fresh = false;
+		if (mi->fm) {
+			pthread_mutex_lock(&mi->fm->lock);
+			fresh = mi->fm->cur && !mi->fm->stale && same_stat(&mi->fm->st, &st);
+			pthread_mutex_unlock(&mi->fm->lock);
+		}
+		inode_put(mi);
+		if (fresh)
+			return DT_DIR;
+	}
 	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return DT_REG;
@@ -235,7 +247,9 @@ unsigned source_dtype(struct inode *dir, const char *name, unsigned char d_type)
 	close(fd);
 	if (n < 0)
 		return DT_REG;
-	return mfs_probe(head, (size_t)n, (uint64_t)st.st_size, name) ? DT_DIR : DT_REG;
+	/* A model until it is parsed, which may fail: the type is not known
+	 * yet (tools then stat it, and the lookup parses it). */
+	return mfs_probe(head, (size_t)n, (uint64_t)st.st_size, name) ? DT_UNKNOWN : DT_REG;
 }
 
 

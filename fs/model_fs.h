@@ -37,7 +37,8 @@ struct fsmodel {
  * Returns the inode (+1 ref) and fills st with what to show, or NULL with
  * *err_out set to a positive errno. */
 struct inode *source_child(struct inode *dir, const char *name, struct stat *st, int *err_out);
-/* d_type of a source entry without parsing (for readdir). */
+/* d_type of a source entry without parsing (for readdir): DT_UNKNOWN for a
+ * file that may be a model but was not parsed yet. */
 unsigned source_dtype(struct inode *dir, const char *name, unsigned char d_type);
 
 /* The current generation of a model (+1 ref), reparsing first if the source

@@ -183,7 +183,8 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			struct stat st = {.st_mode = (mode_t)e->type << 12};
 			if (d->kind == I_SDIR)
 				st.st_mode = (mode_t)source_dtype(d, e->name, e->type) << 12;
-			st.st_ino = inode_number(d, e->name, kind_of_dtype(d, st.st_mode >> 12));
+			unsigned t = st.st_mode >> 12;
+			st.st_ino = inode_number(d, e->name, kind_of_dtype(d, t == DT_UNKNOWN ? DT_DIR : t));
 			need = fuse_add_direntry(req, buf + pos, size - pos, e->name, &st, (off_t)k + 1);
 			if (need > size - pos)
 				break;
@@ -198,7 +199,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		/* Attributes when they are cheap; a model not parsed yet, or a
 		 * large text view, is only named (the kernel looks it up when it
 		 * needs more). */
-		bool unparsed_model = d->kind == I_SDIR && type == DT_DIR && e->type != DT_DIR;
+		bool unparsed_model = d->kind == I_SDIR && type == DT_UNKNOWN;
 		if (!unparsed_model) {
 			int err;
 			c = child_lookup(d, e->name, &err);
@@ -210,7 +211,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		if (!c) {
 			memset(&ep, 0, sizeof(ep));
 			ep.attr.st_mode = (mode_t)type << 12;
-			ep.attr.st_ino = inode_number(d, e->name, kind_of_dtype(d, type));
+			ep.attr.st_ino = inode_number(d, e->name, kind_of_dtype(d, type == DT_UNKNOWN ? DT_DIR : type));
 		}
 		need = fuse_add_direntry_plus(req, buf + pos, size - pos, e->name, &ep, (off_t)k + 1);
 		if (need > size - pos) {

@@ -115,7 +115,8 @@ class Mount:
         return self.read(*p).decode()
 
     def errors(self):
-        return self.text(".modelfs", "errors")
+        # names in it are bytes from files: not necessarily UTF-8
+        return self.read(".modelfs", "errors").decode("utf-8", "surrogateescape")
 
     def sh(self, cmd, check=True):
         """Run a shell command in the mount; returns CompletedProcess."""
