@@ -1,6 +1,7 @@
 /* Bump allocator: see arena.h. */
 #include "arena.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -10,7 +11,8 @@ struct mfs_arena_block {
 	_Alignas(16) unsigned char data[];
 };
 
-#define BLOCK_MIN (64 * 1024)
+#define BLOCK_FIRST 2048          /* small models stay small */
+#define BLOCK_MAX (64 * 1024)     /* blocks double up to this */
 
 void mfs_arena_init(struct mfs_arena *a)
 {
@@ -37,7 +39,11 @@ void *mfs_arena_alloc(struct mfs_arena *a, size_t size)
 	if (!a->head || a->avail - a->used < need) {
 		/* Large requests get a block of their own, so a huge one does not
 		 * waste the rest of the current block. */
-		size_t bs = need > BLOCK_MIN / 4 ? need : BLOCK_MIN;
+		size_t next = a->head ? a->avail * 2 : BLOCK_FIRST;
+		if (next > BLOCK_MAX)
+			next = BLOCK_MAX;
+		bool own = need > BLOCK_MAX / 4;
+		size_t bs = own ? need : (need > next ? need : next);
 		if (bs > SIZE_MAX - sizeof(struct mfs_arena_block))
 			return NULL;
 		struct mfs_arena_block *b = malloc(sizeof(*b) + bs);
@@ -45,7 +51,7 @@ void *mfs_arena_alloc(struct mfs_arena *a, size_t size)
 			return NULL;
 		b->size = bs;
 		a->total += bs;
-		if (a->head && bs != BLOCK_MIN) {
+		if (a->head && own) {
 			/* Keep filling the current block; link the big one behind it. */
 			b->next = a->head->next;
 			a->head->next = b;

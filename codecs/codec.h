@@ -59,6 +59,11 @@ const struct mfs_codec *mfs_probe(const uint8_t *head, size_t n, uint64_t size,
  * -ENOTSUP (not a model), or -errno with a message. */
 int mfs_model_open(struct mfs_model **out, int dirfd, const char *name,
 		   const struct mfs_codec *codec, struct mfs_err *err);
+/* Same, for the file at path in dirfd shown to the codec as name (which
+ * decides by name where a format has no magic, and names the sidecar). The
+ * commit engine validates a temporary file this way. */
+int mfs_model_open_as(struct mfs_model **out, int dirfd, const char *path, const char *name,
+		      const struct mfs_codec *codec, struct mfs_err *err);
 /* Index bytes held in memory (tests, fuzzing, validation). The buffers must
  * outlive the model. side may be NULL (no sidecar). */
 int mfs_model_open_mem(struct mfs_model **out, const void *buf, size_t len,

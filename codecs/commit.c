@@ -136,12 +136,12 @@ static int copy_range(int src, uint64_t off, int dst, uint64_t doff, uint64_t le
 static int same_file(int dirfd, const char *name, const struct mfs_model *m, struct stat *out,
 		     struct mfs_err *err)
 {
-	struct stat now, then;
+	struct stat now;
 	if (fstatat(dirfd, name, &now, AT_SYMLINK_NOFOLLOW) < 0)
 		return mfs_error(err, errno, "%s: %s", name, strerror(errno));
-	if (m->fd < 0 || fstat(m->fd, &then) < 0)
-		return mfs_error(err, EBADF, "internal error: no source descriptor");
-	if (now.st_dev != then.st_dev || now.st_ino != then.st_ino ||
+	if (!m->ino)
+		return mfs_error(err, EBADF, "internal error: a model held in memory has no file");
+	if ((uint64_t)now.st_dev != m->dev || (uint64_t)now.st_ino != m->ino ||
 	    (uint64_t)now.st_size != m->size)
 		return mfs_error(err, EAGAIN, "%s changed outside the mount meanwhile; nothing written",
 				 name);
@@ -179,7 +179,7 @@ static int replace_file(int dirfd, const char *name, const struct rewrite *rw,
 	if (r == 0 && rw->validate) {
 		struct mfs_model *check;
 		struct mfs_err verr = {0};
-		r = mfs_model_open(&check, dirfd, tmp, rw->validate, &verr);
+		r = mfs_model_open_as(&check, dirfd, tmp, name, rw->validate, &verr);
 		if (r == 0)
 			mfs_model_free(check);
 		else
@@ -214,7 +214,8 @@ static int fill_patched(int fd, void *arg, struct mfs_err *err)
 	for (size_t i = 0; i <= p->n && r == 0; i++) {
 		uint64_t next = i < p->n ? p->spans[i].off : pa->m->size;
 		if (next > src)
-			r = copy_range(pa->m->fd, src, fd, dst, next - src, buf);
+			r = pa->m->fd >= 0 ? copy_range(pa->m->fd, src, fd, dst, next - src, buf)
+					   : write_all(fd, pa->m->base + src, (size_t)(next - src), dst);
 		dst += next - src;
 		if (r || i == p->n)
 			break;
@@ -272,7 +273,10 @@ static int journal_write(int jfd, const char *name, const struct stat *st,
 	for (size_t i = 0; i < p->n && r == 0; i++) {
 		mfs_put_le64(o, p->spans[i].off), o += 8;
 		mfs_put_le64(o, p->spans[i].len), o += 8;
-		r = read_all(m->fd, o, (size_t)p->spans[i].len, p->spans[i].off);
+		if (m->fd >= 0)
+			r = read_all(m->fd, o, (size_t)p->spans[i].len, p->spans[i].off);
+		else
+			memcpy(o, m->base + p->spans[i].off, (size_t)p->spans[i].len);
 		o += p->spans[i].len;
 	}
 	if (r < 0) {

@@ -21,8 +21,9 @@
  * view could render. A dense form may hold at most this many values, or 4096
  * per byte of the file. Beyond that, a sparse tensor (a CSR matrix, a CSR,
  * COO or empty block) is shown without its dense views (MFS_TF_NODENSE:
- * shape, dtype and matrix.mtx only); a dense matrix stored in several blocks
- * and a frame (its columns and frame.csv are dense) are refused. */
+ * shape, dtype and matrix.mtx only); a dense matrix (data type 1) not
+ * stored as one block of its type, and a frame (its columns and frame.csv
+ * are dense), are refused. */
 #define DBDF_DENSE_FLOOR (1ull << 22)
 #define DBDF_DENSE_PER_BYTE 4096ull
 

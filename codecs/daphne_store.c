@@ -420,7 +420,8 @@ static int ops_read(const struct mfs_model *m, const struct mfs_tensor *t, uint6
 	/* No view reads a tensor without a dense form (it has none): never
 	 * render one. */
 	if (t->flags & MFS_TF_NODENSE)
-		return mfs_error(err, EIO, "internal error: a dense read of a tensor shown by its entries only");
+		return mfs_error(err, EIO,
+				 "internal error: a dense read of a tensor shown by its entries only");
 	switch (DBDF_TAG_KIND(t->tag)) {
 	case DBDF_T_ROOT:
 		return read_window(m, d, 0, d->cols, d->dtype, first, count, out, err);

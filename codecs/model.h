@@ -130,7 +130,9 @@ struct mfs_model {
 	const char *name;           /* source file name (last path component) */
 	const uint8_t *base;        /* source bytes: read inside mfs_guarded() only */
 	uint64_t size;
-	int fd;                     /* the source, open read-only; -1 for memory models */
+	int fd;                     /* the source, open read-only, for large files (whose
+				       views are spliced); -1 when held in memory */
+	uint64_t dev, ino;          /* identity of the source file (0 for memory models) */
 	const uint8_t *sidecar;     /* <name><codec->sidecar> if it exists */
 	size_t sidecar_len;
 	bool has_sidecar;

@@ -28,6 +28,7 @@ struct mfs_model_impl {
 	char build_msg[128];
 	pthread_mutex_t cache_lock; /* guards mfs_tensor.cache creation */
 	void *map;                  /* the mapping to unmap, or NULL */
+	uint8_t *owned;             /* a small source read into memory, or NULL */
 	size_t map_len;
 	uint8_t *sidecar_buf;       /* owned copy of the sidecar */
 	bool owns_fd;

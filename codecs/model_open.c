@@ -13,6 +13,9 @@
 #include "model_impl.h"
 
 #define SIDECAR_MAX (16u << 20)  /* a .meta file is a line of JSON */
+/* Files up to this size are read into memory and closed: no descriptor and
+ * no mapping per small model (a directory may hold 100k of them). */
+#define SMALL_FILE (256u << 10)
 
 const struct mfs_codec *mfs_probe(const uint8_t *head, size_t n, uint64_t size,
 				  const char *name)
@@ -65,6 +68,7 @@ void mfs_model_free(struct mfs_model *m)
 		mfs_frame_cache_free(m->frames[i].csv);
 	if (im->map)
 		munmap(im->map, im->map_len);
+	free(im->owned);
 	if (im->owns_fd && m->fd >= 0)
 		close(m->fd);
 	free(im->sidecar_buf);
@@ -203,8 +207,14 @@ out:
 int mfs_model_open(struct mfs_model **out, int dirfd, const char *name,
 		   const struct mfs_codec *codec, struct mfs_err *err)
 {
+	return mfs_model_open_as(out, dirfd, name, name, codec, err);
+}
+
+int mfs_model_open_as(struct mfs_model **out, int dirfd, const char *path, const char *name,
+		      const struct mfs_codec *codec, struct mfs_err *err)
+{
 	*out = NULL;
-	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	int fd = openat(dirfd, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return mfs_error(err, errno, "cannot open: %s", strerror(errno));
 	struct stat st;
@@ -235,7 +245,21 @@ int mfs_model_open(struct mfs_model **out, int dirfd, const char *name,
 	m->fd = fd;
 	m->impl->owns_fd = true;
 	m->size = size;
-	if (size) {
+	m->dev = (uint64_t)st.st_dev;
+	m->ino = (uint64_t)st.st_ino;
+	if (size && size <= SMALL_FILE) {
+		uint8_t *buf = malloc((size_t)size);
+		int n = buf ? read_full(fd, buf, (size_t)size, 0) : -ENOMEM;
+		if (n != (int)size) {
+			free(buf);
+			mfs_model_free(m);
+			return mfs_error(err, n < 0 ? -n : EIO, "cannot read the file");
+		}
+		m->impl->owned = buf;
+		m->base = buf;
+		close(fd);
+		m->fd = -1;
+	} else if (size) {
 		if (size > SIZE_MAX) {
 			mfs_model_free(m);
 			return mfs_error(err, EFBIG, "file too large to map");

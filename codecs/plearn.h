@@ -166,6 +166,8 @@ struct pl_tens {
 struct pl_text {
 	uint64_t off, len;
 	uint8_t code;          /* 0: text re-parsed as PLearn; else a binary scalar */
+	bool top;              /* the file's top-level value: it must stay one
+				  object or sequence (what pl_parse's PL_FILE takes) */
 };
 
 struct pl_model {

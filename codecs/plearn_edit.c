@@ -227,7 +227,7 @@ int pl_text_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_patch
 	if (!n)
 		return mfs_error(err, EINVAL, "an empty value: write the option's PLearn text");
 	struct pl_ast a = {0};
-	int r = pl_parse(&a, (const uint8_t *)s, n, PL_OPTION, err);
+	int r = pl_parse(&a, (const uint8_t *)s, n, ti->top ? PL_FILE : PL_OPTION, err);
 	bool open_comment = a.open_comment;
 	pl_ast_free(&a);
 	if (r < 0)

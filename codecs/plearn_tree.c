@@ -327,7 +327,7 @@ static mfs_id add_text(struct build *bd, mfs_id parent, const char *name, size_t
 		content = buf;
 	}
 	mfs_id id = mfs_add_text(bd->m, parent, name, nl, content, clen, MFS_NF_WRITABLE);
-	uint64_t tag = pl_add_text(bd->pm, &(struct pl_text){off, len, code});
+	uint64_t tag = pl_add_text(bd->pm, &(struct pl_text){.off = off, .len = len, .code = code});
 	if (!tag)
 		bd->fail = ENOMEM;
 	mfs_set_tag(bd->m, id, tag);
@@ -452,8 +452,12 @@ int pl_psave_open(struct mfs_model *m, struct pl_model *pm, struct mfs_err *err)
 		fill(&bd, MFS_ROOT, in, s);
 	else if (s == SH_TENSOR)
 		add_tensor(&bd, MFS_ROOT, NULL, 0, in, true);
-	else
-		build(&bd, MFS_ROOT, "value", 5, root);
+	else {
+		mfs_id id = build(&bd, MFS_ROOT, "value", 5, root);
+		uint64_t tag = id != MFS_NONE ? m->nodes[id].tag : 0;
+		if (tag && tag <= pm->ntexts)
+			pm->texts[tag - 1].top = true;
+	}
 	if (s == SH_OBJ || s == SH_SEQDIR || s == SH_TENSOR)
 		for (uint32_t d = root; a.v[d].kind == PV_DEF && a.v[d].first != PL_NIL; d = a.v[d].first)
 			a.v[d].c = MFS_ROOT;

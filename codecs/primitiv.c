@@ -111,7 +111,7 @@ static const char *msg_name(const uint8_t *p, uint64_t len, char out[48])
 
 static int read_shape(struct pv_cur *c, struct pv_shape *s)
 {
-	uint64_t n;
+	uint64_t n = 0;
 	s->off = c->pos;
 	int r = pv_array(c, "shape dims", &n);
 	if (r < 0)
@@ -205,7 +205,7 @@ static int read_parameter(struct mfs_model *m, struct pv_cur *c, mfs_id dir)
 	if (r < 0)
 		return mfs_error_prefix(c->err, "value");
 	add_tensor(m, dir, "value", 5, &t);
-	uint32_t n;
+	uint32_t n = 0;
 	if ((r = pv_uint32(c, "stats count", &n)) < 0)
 		return r;
 	mfs_id stats = mfs_add_dir(m, dir, "stats", 5);
@@ -281,7 +281,7 @@ static int subdir(struct mfs_model *m, struct pv_dirs *d, mfs_id *dir, uint64_t 
 static int read_model_param(struct mfs_model *m, struct pv_cur *c, struct pv_dirs *d,
 			    mfs_id params)
 {
-	uint64_t k, at = c->pos;
+	uint64_t k = 0, at = c->pos;
 	int r = pv_array(c, "key path", &k);
 	if (r < 0)
 		return r;
@@ -310,7 +310,7 @@ static int read_model_param(struct mfs_model *m, struct pv_cur *c, struct pv_dir
 /* Model: uint32 N, N x (key path, Parameter). */
 static int read_model(struct mfs_model *m, struct pv_cur *c)
 {
-	uint32_t n;
+	uint32_t n = 0;
 	int r = pv_uint32(c, "parameter count", &n);
 	if (r < 0)
 		return r;
@@ -333,7 +333,7 @@ static int read_model(struct mfs_model *m, struct pv_cur *c)
 static int read_configs(struct mfs_model *m, struct pv_cur *c, bool is_float)
 {
 	const char *what = is_float ? "float_configs" : "uint_configs";
-	uint64_t n;
+	uint64_t n = 0;
 	int r = pv_map(c, what, &n);
 	if (r < 0)
 		return r;
@@ -351,7 +351,7 @@ static int read_configs(struct mfs_model *m, struct pv_cur *c, bool is_float)
 			r = pv_f32(c, "config value", &v);
 			tl = r < 0 ? 0 : mfs_fmt_f32(txt, v);
 		} else {
-			uint32_t v;
+			uint32_t v = 0;
 			r = pv_uint32(c, "config value", &v);
 			tl = r < 0 ? 0 : mfs_fmt_u64(txt, v);
 		}

@@ -60,6 +60,8 @@ struct inode {
 	uint64_t nlookup;         /* the kernel's references (fs.lock) */
 	uint64_t refs;            /* our own references (fs.lock) */
 	struct inode *hnext;      /* hash chain (fs.lock) */
+	struct inode *kids;       /* children known to the table (fs.lock) */
+	struct inode *sib_prev, *sib_next;  /* in the parent's kids (fs.lock) */
 
 	pthread_mutex_t rlock;    /* guards gen and node (taken alone, never waits) */
 	uint64_t gen;             /* I_V*: model generation node was resolved in */
@@ -112,9 +114,12 @@ struct inode *inode_find_child(struct inode *parent, const char *name, enum ikin
 void inode_lookup_ref(struct inode *i);                  /* the kernel gained a reference */
 void inode_forget(struct inode *i, uint64_t n);
 int inode_path(const struct inode *i, char *buf, size_t size);  /* relative to the mount */
+/* A SOURCE entry was renamed: i is now newname in np (numbers stay). */
+int inode_rename(struct inode *i, struct inode *np, const char *newname);
 void inode_table_init(void);
 void inode_insert_root(struct inode *root);
-/* Call fn on every inode of a model (under the table lock: fn must not lock). */
+/* Call fn on every inode of a model, or on every child of parent (under the
+ * table lock: fn must not lock it; it costs what it visits). */
 void inode_foreach_model(struct fsmodel *fm, void (*fn)(struct inode *, void *), void *arg);
 void inode_foreach_in(struct inode *parent, void (*fn)(struct inode *, void *), void *arg);
 

@@ -110,6 +110,14 @@ static struct inode *maybe_free_locked(struct inode *i)
 		p = &(*p)->hnext;
 	*p = i->hnext;
 	fs.ninodes--;
+	if (i->parent) {
+		if (i->sib_prev)
+			i->sib_prev->sib_next = i->sib_next;
+		else
+			i->parent->kids = i->sib_next;
+		if (i->sib_next)
+			i->sib_next->sib_prev = i->sib_prev;
+	}
 	return i;
 }
 
@@ -199,6 +207,10 @@ struct inode *inode_child(struct inode *parent, const char *name, enum ikind kin
 	size_t b = bucket(ino);
 	i->hnext = fs.table[b];
 	fs.table[b] = i;
+	i->sib_next = parent->kids;
+	if (parent->kids)
+		parent->kids->sib_prev = i;
+	parent->kids = i;
 	if (++fs.ninodes > fs.nbuckets)
 		grow_locked();
 	pthread_mutex_unlock(&fs.lock);
@@ -242,22 +254,62 @@ int inode_path(const struct inode *i, char *buf, size_t size)
 	return (int)len;
 }
 
+int inode_rename(struct inode *i, struct inode *np, const char *newname)
+{
+	char *nm = strdup(newname);
+	if (!nm)
+		return -ENOMEM;
+	pthread_mutex_lock(&fs.lock);
+	free(i->name);
+	i->name = nm;
+	struct inode *old = i->parent;
+	if (old && old != np) {
+		if (i->sib_prev)
+			i->sib_prev->sib_next = i->sib_next;
+		else
+			old->kids = i->sib_next;
+		if (i->sib_next)
+			i->sib_next->sib_prev = i->sib_prev;
+		i->sib_prev = NULL;
+		i->sib_next = np->kids;
+		if (np->kids)
+			np->kids->sib_prev = i;
+		np->kids = i;
+		np->refs++;
+		i->parent = np;
+	} else {
+		old = NULL;
+	}
+	pthread_mutex_unlock(&fs.lock);
+	if (old)
+		inode_put(old);  /* the child's reference on its former parent */
+	return 0;
+}
+
+/* Depth first through the kids lists. Caller holds fs.lock. */
+static void visit(struct inode *dir, void (*fn)(struct inode *, void *), void *arg)
+{
+	for (struct inode *k = dir->kids; k; k = k->sib_next) {
+		fn(k, arg);
+		if (k->kids)
+			visit(k, fn, arg);
+	}
+}
+
 void inode_foreach_model(struct fsmodel *fm, void (*fn)(struct inode *, void *), void *arg)
 {
 	pthread_mutex_lock(&fs.lock);
-	for (size_t b = 0; b < fs.nbuckets; b++)
-		for (struct inode *i = fs.table[b]; i; i = i->hnext)
-			if (i->fm == fm)
-				fn(i, arg);
+	/* A model's inodes are its I_MODEL inode and the ones below it. */
+	struct inode *mi = fm->inode;
+	fn(mi, arg);
+	visit(mi, fn, arg);
 	pthread_mutex_unlock(&fs.lock);
 }
 
 void inode_foreach_in(struct inode *parent, void (*fn)(struct inode *, void *), void *arg)
 {
 	pthread_mutex_lock(&fs.lock);
-	for (size_t b = 0; b < fs.nbuckets; b++)
-		for (struct inode *i = fs.table[b]; i; i = i->hnext)
-			if (i->parent == parent)
-				fn(i, arg);
+	for (struct inode *k = parent->kids; k; k = k->sib_next)
+		fn(k, arg);
 	pthread_mutex_unlock(&fs.lock);
 }

@@ -311,7 +311,7 @@ int main(int argc, char *argv[])
 	} else {
 		struct fuse_loop_config *lc = fuse_loop_cfg_create();
 		fuse_loop_cfg_set_clone_fd(lc, co.clone_fd);
-		if (co.max_threads > 0)
+		if (co.max_threads > 0 && co.max_threads != UINT_MAX)  /* set by -o max_threads */
 			fuse_loop_cfg_set_max_threads(lc, co.max_threads);
 		fuse_loop_cfg_set_idle_threads(lc, co.max_idle_threads);
 		ret = fuse_session_loop_mt(fs.se, lc);

@@ -93,7 +93,9 @@ static bool failed_before(fuse_ino_t dir, const char *name, const struct stat *s
 
 /* ---- parsing ---------------------------------------------------------------- */
 
-static struct mref *parse(struct inode *dir, const char *name, const struct stat *st,
+/* Parse name; st is what the caller saw just before: if the file changed
+ * since, st is spoiled so that the next access parses it again. */
+static struct mref *parse(struct inode *dir, const char *name, struct stat *st,
 			  struct stat *side, struct mfs_err *err)
 {
 	int dfd = dir_fd(dir);
@@ -107,10 +109,8 @@ static struct mref *parse(struct inode *dir, const char *name, const struct stat
 	int r = mfs_model_open(&m, dfd, name, NULL, err);
 	if (r < 0)
 		return NULL;
-	struct stat now;
-	if (fstat(m->fd, &now) == 0 && !same_stat(&now, st)) {
-		/* It changed while we read it: the caller sees the newer stat next time. */
-	}
+	if (m->ino != (uint64_t)st->st_ino || m->size != (uint64_t)st->st_size)
+		st->st_mtim.tv_nsec = -1;
 	struct mref *ref = calloc(1, sizeof(*ref));
 	if (!ref) {
 		mfs_model_free(m);

@@ -556,21 +556,8 @@ static void renamed_source(struct inode *p, const char *name, struct inode *np,
 	}
 	n = known_children(p, name, kids);
 	for (size_t k = 0; k < n; k++) {
-		struct inode *i = kids[k];
-		char *nm = strdup(newname);
-		if (nm) {
-			pthread_mutex_lock(&fs.lock);
-			free(i->name);
-			i->name = nm;
-			if (i->parent != np) {
-				np->refs++;
-				struct inode *old = i->parent;
-				i->parent = np;
-				old->refs--;  /* still referenced by p's holder below */
-			}
-			pthread_mutex_unlock(&fs.lock);
-		}
-		inode_put(i);
+		inode_rename(kids[k], np, newname);
+		inode_put(kids[k]);
 	}
 }
 

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <dirent.h>
+
 #include "attr.h"
 #include "commit.h"
 #include "model_fs.h"
@@ -409,6 +411,13 @@ void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		int d = dup(h->fd);
 		if (d >= 0 && close(d) < 0)
 			r = -errno;
+		/* A file written through the mount may have become a model: drop
+		 * the kernel's entry now, so that the next lookup after close(2)
+		 * sees it (no lock of the parent is held during a flush). */
+		if (h->wrote && i->parent &&
+		    source_dtype(i->parent, i->name, DT_REG) == DT_UNKNOWN)
+			fuse_lowlevel_notify_inval_entry(fs.se, i->parent->ino, i->name,
+							 strlen(i->name));
 	} else {
 		r = commit_handle(i, h);
 	}

@@ -54,7 +54,7 @@ void watch_dir(struct inode *dir)
 struct event_arg {
 	const char *name;
 	size_t len;
-	struct fsmodel *models[64];
+	struct inode *models[64];   /* held (+1 ref): a FORGET may come meanwhile */
 	size_t nmodels;
 	fuse_ino_t files[64];
 	size_t nfiles;
@@ -76,8 +76,10 @@ static void match(struct inode *i, void *arg)
 	if (!self && !sidecar)
 		return;
 	if (i->kind == I_MODEL && i->fm) {
-		if (a->nmodels < 64)
-			a->models[a->nmodels++] = i->fm;
+		if (a->nmodels < 64) {
+			i->refs++;  /* under fs.lock, as inode_get does */
+			a->models[a->nmodels++] = i;
+		}
 	} else if (a->nfiles < 64) {
 		a->files[a->nfiles++] = i->ino;
 	}
@@ -89,8 +91,10 @@ static void handle(struct inode *dir, const struct inotify_event *ev)
 		return;
 	struct event_arg a = {.name = ev->name, .len = strlen(ev->name)};
 	inode_foreach_in(dir, match, &a);
-	for (size_t k = 0; k < a.nmodels; k++)
-		fsmodel_check(a.models[k]);
+	for (size_t k = 0; k < a.nmodels; k++) {
+		fsmodel_check(a.models[k]->fm);
+		inode_put(a.models[k]);
+	}
 	for (size_t k = 0; k < a.nfiles; k++)
 		notify_inval_inode(a.files[k]);
 	/* New, gone or renamed names: the kernel must look them up again. */

@@ -80,6 +80,10 @@ class Mount:
             return
         if os.path.ismount(self.mnt):
             subprocess.run(["fusermount3", "-u", self.mnt], check=False)
+        elif self.proc.poll() is not None:
+            # a dead daemon's mount is not a mount point to ismount
+            subprocess.run(["fusermount3", "-u", "-z", self.mnt], check=False,
+                           stderr=subprocess.DEVNULL)
         try:
             rc = self.proc.wait(timeout=30)
         except subprocess.TimeoutExpired:

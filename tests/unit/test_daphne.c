@@ -202,6 +202,30 @@ static void test_csr(void **state)
 	tcheck(m, "values.txt", "0 0 0\n0 0 0\n0 0 0\n");
 	tcheck(m, "matrix.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 0\n");
 	tclose(m);
+	/* Widened to 2^32 - 1 columns (header and block): far too large to
+	 * show densely, so shown by its entries only. */
+	size_t len;
+	uint8_t *b = tload(tdata(G "csr_f64_6x5.dbdf"), &len);
+	mfs_put_le64(b + 10, UINT32_MAX);
+	mfs_put_le32(b + 39, UINT32_MAX);
+	m = topen_mem(b, len, "wide.dbdf", NULL, 0);
+	tcheck(m, "shape", "6 4294967295\n");
+	tcheck(m, "matrix.mtx", "%%MatrixMarket matrix coordinate real general\n6 4294967295 6\n"
+				"2 1 1.5\n2 5 -2\n3 3 3.25\n5 2 4\n5 4 5.5\n5 5 6\n");
+	tcheck(m, "blocks/0/matrix.mtx",
+	       "%%MatrixMarket matrix coordinate real general\n6 4294967295 6\n"
+	       "2 1 1.5\n2 5 -2\n3 3 3.25\n5 2 4\n5 4 5.5\n5 5 6\n");
+	char *l = tlist(m, "");
+	assert_string_equal(l, "shape dtype matrix.mtx header dialect blocks");
+	free(l);
+	l = tlist(m, "blocks/0");
+	assert_string_equal(l, "row col type shape dtype matrix.mtx");
+	free(l);
+	twalk(m);
+	dbdf_rewrite_all(m);
+	dbdf_reencode_all(m);
+	tclose(m);
+	free(b);
 }
 
 static const char *const frame_labels =

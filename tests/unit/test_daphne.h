@@ -36,7 +36,10 @@ int dopen_fail(const void *buf, size_t len, const char *name, struct mfs_err *er
 /* For every tensor of m: an edit with reshape=true, the same dtype and dims
  * and the current values (dense elements; for sparse tensors also their
  * entries) must give back the source exactly, and any sidecar it sets must
- * be the current one. Returns the number of tensors checked. */
+ * be the current one. A tensor without a dense form (MFS_TF_NODENSE) must
+ * have no dense view, and the codec must refuse to read or edit it
+ * densely; its entries are re-encoded. Returns the number of tensors
+ * checked. */
 size_t dbdf_reencode_all(struct mfs_model *m);
 /* Write every writable view of m with its own content: nothing changes. */
 size_t dbdf_rewrite_all(struct mfs_model *m);

@@ -635,6 +635,251 @@ static void test_daphne01(void **state)
 	free(d.b);
 }
 
+/* ---- hyper-sparse matrices: entries only --------------------------------- */
+
+/* Three float64 entries of a sparse matrix far too large to show densely:
+ * row 0 column 7 = 1.5, row 1 (or 2) last column = -2, last row column 0 = 3. */
+static const double hyper_v[3] = {1.5, -2, 3};
+
+/* A sparse matrix (one block) beyond DBDF_DENSE_FLOOR: shape, dtype and
+ * matrix.mtx (1-based, file order) only, for the matrix and its block;
+ * edited through matrix.mtx (the value of entry 1 becomes 0.25, at `at`),
+ * and the result re-opens the same way. */
+static void check_hyper(const struct db *d, const char *dialect, const char *shape,
+			const char *mtx, const char *bmtx, const char *edited, const char *reread,
+			size_t at)
+{
+	struct mfs_model *m = dopen(d, "hyper.dbdf", NULL);
+	tcheck(m, "dialect", dialect);
+	tcheck(m, "header/type", "csr\n");
+	tcheck(m, "shape", shape);
+	tcheck(m, "dtype", "float64\n");
+	tcheck(m, "matrix.mtx", mtx);
+	tcheck(m, "blocks/0/type", "csr\n");
+	tcheck(m, "blocks/0/matrix.mtx", bmtx);
+	char *l = tlist(m, "");
+	assert_string_equal(l, "shape dtype matrix.mtx header dialect blocks");
+	free(l);
+	l = tlist(m, "blocks/0");
+	assert_string_equal(l, "row col type shape dtype matrix.mtx");
+	free(l);
+	const struct mfs_tensor *t = mfs_node_tensor(m, MFS_ROOT);
+	assert_int_equal(t->flags & (MFS_TF_SPARSE | MFS_TF_NODENSE), MFS_TF_SPARSE | MFS_TF_NODENSE);
+	assert_int_equal(t->nnz, 3);
+	assert_true(m->nodes[tnode(m, "matrix.mtx")].flags & MFS_NF_WRITABLE);
+	assert_true(m->nodes[tnode(m, "blocks/0/matrix.mtx")].flags & MFS_NF_WRITABLE);
+	twalk(m);
+	dbdf_rewrite_all(m);
+	dbdf_reencode_all(m);
+	struct mfs_err err = {0};
+	uint8_t *out;
+	size_t outlen;
+	assert_int_equal(twrite(m, "matrix.mtx", edited, strlen(edited), &out, &outlen, &err), 0);
+	dbdf_same_outside(d->b, out, d->n, at, 8);
+	double v;
+	memcpy(&v, out + at, 8);
+	assert_true(v == 0.25);
+	struct mfs_model *n = topen_mem(out, outlen, "hyper.dbdf", NULL, 0);
+	tcheck(n, "matrix.mtx", reread);
+	l = tlist(n, "");
+	assert_string_equal(l, "shape dtype matrix.mtx header dialect blocks");
+	free(l);
+	dbdf_reencode_all(n);
+	tclose(n);
+	free(out);
+	/* the same through the block's own matrix.mtx */
+	char *bm = tread(m, "blocks/0/matrix.mtx", NULL);
+	char *neg = strstr(bm, " -2\n");
+	assert_non_null(neg);
+	char bedit[512];
+	snprintf(bedit, sizeof(bedit), "%.*s 0.25\n%s", (int)(neg - bm), bm, neg + 4);
+	free(bm);
+	assert_int_equal(twrite(m, "blocks/0/matrix.mtx", bedit, strlen(bedit), &out, &outlen, &err),
+			 0);
+	dbdf_same_outside(d->b, out, d->n, at, 8);
+	free(out);
+	tclose(m);
+	dbdf_mutate(d->b, d->n, "hyper.dbdf", 300);
+}
+
+static void test_hyper_sparse(void **state)
+{
+	(void)state;
+	const uint64_t big = 1ull << 40, wide = 1ull << 20;
+	/* Spec: a 2^40 x 2^20 matrix (2^40 x 2^40 would have more elements
+	 * than a uint64 counts), one 5 x 2^20 CSR block at (2^39, 0). */
+	static const uint32_t cnt[5] = {1, 0, 1, 0, 1}, cols[3] = {7, (1u << 20) - 1, 0};
+	struct db d = {0};
+	size_t voff[3];
+	db_header(&d, 2, big, wide);
+	db_u8(&d, 10);
+	blk_csr(&d, big / 2, 0, 5, (uint32_t)wide, 10, cnt, cols, hyper_v, voff);
+	check_hyper(&d, "spec\n", "1099511627776 1048576\n",
+		    "%%MatrixMarket matrix coordinate real general\n1099511627776 1048576 3\n"
+		    "549755813889 8 1.5\n549755813891 1048576 -2\n549755813893 1 3\n",
+		    "%%MatrixMarket matrix coordinate real general\n5 1048576 3\n"
+		    "1 8 1.5\n3 1048576 -2\n5 1 3\n",
+		    /* any order */
+		    "%%MatrixMarket matrix coordinate real general\n1099511627776 1048576 3\n"
+		    "549755813893 1 3\n549755813891 1048576 0.25\n549755813889 8 1.5\n",
+		    "%%MatrixMarket matrix coordinate real general\n1099511627776 1048576 3\n"
+		    "549755813889 8 1.5\n549755813891 1048576 0.25\n549755813893 1 3\n",
+		    voff[1]);
+	/* the sparsity pattern still cannot change */
+	struct mfs_model *m = dopen(&d, "hyper.dbdf", NULL);
+	const char *moved = "%%MatrixMarket matrix coordinate real general\n1099511627776 1048576 3\n"
+			    "549755813889 8 1.5\n549755813891 1048575 -2\n549755813893 1 3\n";
+	struct mfs_err err = {0};
+	uint8_t *out;
+	size_t outlen;
+	assert_int_equal(twrite(m, "matrix.mtx", moved, strlen(moved), &out, &outlen, &err), -EINVAL);
+	tclose(m);
+	free(d.b);
+
+	/* DAPHNE: 3 x (2^32 - 1), row offsets, column indices, values */
+	const uint32_t dc = UINT32_MAX;
+	const char *dmtx = "%%MatrixMarket matrix coordinate real general\n3 4294967295 3\n"
+			   "1 8 1.5\n2 4294967295 -2\n3 1 3\n";
+	const char *dedit = "%%MatrixMarket matrix coordinate real general\n3 4294967295 3\n"
+			    "1 8 1.5\n2 4294967295 0.25\n3 1 3\n";
+	d = (struct db){0};
+	db_header(&d, 2, 3, dc);
+	db_u8(&d, 7);
+	db_u64(&d, 0);
+	db_u64(&d, 0);
+	db_u32(&d, 3);
+	db_u32(&d, dc);
+	db_u8(&d, 2);
+	db_u8(&d, 7);
+	db_u64(&d, 3);
+	for (uint64_t r = 0; r <= 3; r++)
+		db_u64(&d, r);
+	db_u64(&d, 7);
+	db_u64(&d, dc - 1);
+	db_u64(&d, 0);
+	db_bytes(&d, hyper_v, sizeof(hyper_v));
+	assert_int_equal(d.n, 53 + 4 * 8 + 3 * 16);
+	check_hyper(&d, "daphne\n", "3 4294967295\n", dmtx, dmtx, dedit, dedit,
+		    53 + 4 * 8 + 3 * 8 + 8);
+	free(d.b);
+
+	/* DAPHNE 0.1: the same rows as (count, (column, value) ...) */
+	d = (struct db){0};
+	db_header(&d, 2, 3, dc);
+	db_u8(&d, 7);
+	db_u64(&d, 0);
+	db_u64(&d, 0);
+	db_u32(&d, 3);
+	db_u32(&d, dc);
+	db_u8(&d, 2);
+	db_u8(&d, 7);
+	db_u64(&d, 3);
+	const uint64_t c01[3] = {7, dc - 1, 0};
+	for (int r = 0; r < 3; r++) {
+		db_u64(&d, 1);
+		db_u64(&d, c01[r]);
+		db_bytes(&d, &hyper_v[r], 8);
+	}
+	check_hyper(&d, "daphne-0.1\n", "3 4294967295\n", dmtx, dmtx, dedit, dedit,
+		    53 + 24 + 8 + 8);
+	free(d.b);
+
+	/* Spec, mixed blocks: a dense block keeps its views; a huge COO block
+	 * and a huge empty block show their entries only (the empty one none,
+	 * read-only). */
+	static const double two[2] = {4, 5}, six[1] = {6};
+	static const uint32_t orow[1] = {UINT32_MAX - 1}, ocol[1] = {(1u << 20) - 1};
+	size_t doff, ooff;
+	d = (struct db){0};
+	db_header(&d, 2, big, wide);
+	db_u8(&d, 10);
+	blk_dense(&d, 0, 0, 1, 2, 10, two, &doff);
+	blk_coo(&d, big / 2, 0, UINT32_MAX, (uint32_t)wide, 10, 1, orow, ocol, six, &ooff);
+	db_block(&d, big / 2 + UINT32_MAX, 0, UINT32_MAX, (uint32_t)wide, 0);
+	m = dopen(&d, "mixed.dbdf", NULL);
+	char *l;
+	tcheck(m, "matrix.mtx", "%%MatrixMarket matrix coordinate real general\n1099511627776 1048576 3\n"
+				"1 1 4\n1 2 5\n554050781183 1048576 6\n");
+	l = tlist(m, "");
+	assert_string_equal(l, "shape dtype matrix.mtx header dialect blocks");
+	free(l);
+	l = tlist(m, "blocks/0");
+	assert_string_equal(l, "row col type shape dtype values.txt data data.npy");
+	free(l);
+	tcheck(m, "blocks/0/values.txt", "4 5\n");
+	for (int k = 1; k <= 2; k++) {
+		char p[32];
+		snprintf(p, sizeof(p), "blocks/%d", k);
+		l = tlist(m, p);
+		assert_string_equal(l, "row col type shape dtype matrix.mtx");
+		free(l);
+	}
+	tcheck(m, "blocks/1/type", "coo\n");
+	tcheck(m, "blocks/1/shape", "4294967295 1048576\n");
+	tcheck(m, "blocks/1/matrix.mtx", "%%MatrixMarket matrix coordinate real general\n"
+					 "4294967295 1048576 1\n4294967295 1048576 6\n");
+	tcheck(m, "blocks/2/type", "empty\n");
+	tcheck(m, "blocks/2/matrix.mtx", "%%MatrixMarket matrix coordinate real general\n"
+					 "4294967295 1048576 0\n");
+	assert_false(m->nodes[tnode(m, "blocks/2/matrix.mtx")].flags & MFS_NF_WRITABLE);
+	twalk(m);
+	dbdf_rewrite_all(m);
+	dbdf_reencode_all(m);
+	const char *mx = "%%MatrixMarket matrix coordinate real general\n1099511627776 1048576 3\n"
+			 "1 1 4\n1 2 -5\n554050781183 1048576 0.5\n";
+	assert_int_equal(twrite(m, "matrix.mtx", mx, strlen(mx), &out, &outlen, &err), 0);
+	struct mfs_model *n = topen_mem(out, outlen, "mixed.dbdf", NULL, 0);
+	tcheck(n, "matrix.mtx", mx);
+	tclose(n);
+	double v;
+	memcpy(&v, out + doff + 8, 8);
+	assert_true(v == -5);
+	memcpy(&v, out + ooff, 8);
+	assert_true(v == 0.5);
+	free(out);
+	assert_int_equal(twrite(m, "blocks/0/values.txt", "4 9\n", 4, &out, &outlen, &err), 0);
+	dbdf_same_outside(d.b, out, d.n, doff + 8, 8);
+	free(out);
+	tclose(m);
+	dbdf_mutate(d.b, d.n, "mixed.dbdf", 300);
+	free(d.b);
+
+	/* a CSR matrix of no stored value at all */
+	d = (struct db){0};
+	db_header(&d, 2, 1ull << 30, 1ull << 30);
+	db_u8(&d, 10);
+	m = dopen(&d, "none.dbdf", NULL);
+	tcheck(m, "matrix.mtx", "%%MatrixMarket matrix coordinate real general\n"
+				"1073741824 1073741824 0\n");
+	l = tlist(m, "");
+	assert_string_equal(l, "shape dtype matrix.mtx header dialect blocks");
+	free(l);
+	twalk(m);
+	tclose(m);
+	free(d.b);
+
+	/* still refused: a dense matrix (test_bad), a frame (its columns and
+	 * frame.csv are dense), sizes in bytes that overflow */
+	d = (struct db){0};
+	db_header(&d, 3, big, 1);
+	db_u8(&d, 10);
+	db_u16(&d, 1);
+	db_u8(&d, 'a');
+	refused(&d, "more than the 4194304 that its dense views may show");
+	free(d.b);
+	d = (struct db){0};
+	db_header(&d, 2, big, 1ull << 22);
+	db_u8(&d, 10);
+	refused(&d, "1099511627776 x 4194304 values of 8 bytes: their size overflows");
+	free(d.b);
+	d = (struct db){0};
+	db_header(&d, 2, UINT32_MAX, UINT32_MAX);
+	db_u8(&d, 1);
+	blk_coo(&d, 0, 0, UINT32_MAX, UINT32_MAX, 10, 0, NULL, NULL, NULL, NULL);
+	refused(&d, "block 0: 4294967295 x 4294967295 values of 8 bytes: their size overflows");
+	free(d.b);
+}
+
 /* ---- bad spec files ------------------------------------------------------ */
 
 static void test_bad(void **state)
@@ -812,6 +1057,7 @@ int main(void)
 		cmocka_unit_test(test_block_types),
 		cmocka_unit_test(test_frame),
 		cmocka_unit_test(test_daphne01),
+		cmocka_unit_test(test_hyper_sparse),
 		cmocka_unit_test(test_bad),
 		cmocka_unit_test(test_built_files),
 	};

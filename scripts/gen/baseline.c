@@ -1,0 +1,149 @@
+/* baseline: what plain C does with the same numbers, for scripts/bench:
+ * snprintf("%.9g" / "%.17g") over raw little-endian floats, and strtof /
+ * strtod over text. One core; prints values, bytes, seconds and rates. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *usage =
+	"usage: baseline fmt32 FILE [MAXBYTES [COLS]]   snprintf(\"%.9g\") over raw float32\n"
+	"       baseline fmt64 FILE [MAXBYTES [COLS]]   snprintf(\"%.17g\") over raw float64\n"
+	"       baseline parse32 TEXTFILE               strtof over blank-separated text\n"
+	"       baseline parse64 TEXTFILE               strtod over blank-separated text\n";
+
+/* Up to max bytes of a file into memory (NUL-terminated). */
+static char *load(const char *path, uint64_t max, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		fprintf(stderr, "baseline: %s: %s\n", path, strerror(errno));
+		exit(1);
+	}
+	size_t want = (uint64_t)st.st_size < max ? (size_t)st.st_size : (size_t)max;
+	char *buf = malloc(want + 1);
+	size_t got = 0;
+	while (buf && got < want) {
+		ssize_t n = read(fd, buf + got, want - got);
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	if (!buf || got != want) {
+		fprintf(stderr, "baseline: cannot read %s\n", path);
+		exit(1);
+	}
+	close(fd);
+	buf[got] = '\0';
+	*len = got;
+	return buf;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void report(uint64_t values, uint64_t bytes, double secs)
+{
+	printf("values=%llu bytes=%llu seconds=%.6f values_per_s=%.0f mb_per_s=%.2f\n",
+	       (unsigned long long)values, (unsigned long long)bytes, secs,
+	       (double)values / secs, (double)bytes / secs / 1e6);
+}
+
+/* Text as values.txt lays it out (COLS values a line, one space between),
+ * into a 1 MiB buffer that is reused: only the formatting is measured. */
+static int fmt(const char *path, unsigned es, uint64_t max, uint64_t cols)
+{
+	size_t len;
+	char *raw = load(path, max, &len);
+	uint64_t n = len / es, bytes = 0;
+	enum { OUT = 1 << 20 };
+	char *out = malloc(OUT);
+	size_t used = 0;
+	double t0 = now();
+	for (uint64_t i = 0; i < n; i++) {
+		if (used > OUT - 64) {
+			bytes += used;
+			used = 0;
+		}
+		int w;
+		if (es == 4) {
+			float v;
+			memcpy(&v, raw + i * 4, 4);
+			w = snprintf(out + used, 64, "%.9g", (double)v);
+		} else {
+			double v;
+			memcpy(&v, raw + i * 8, 8);
+			w = snprintf(out + used, 64, "%.17g", v);
+		}
+		used += (size_t)w;
+		out[used++] = (i + 1) % cols ? ' ' : '\n';
+	}
+	bytes += used;
+	report(n, bytes, now() - t0);
+	free(out);
+	free(raw);
+	return 0;
+}
+
+static int parse(const char *path, unsigned es)
+{
+	size_t len;
+	char *text = load(path, UINT64_MAX, &len);
+	uint64_t n = 0;
+	double sum = 0;
+	char *p = text, *end;
+	double t0 = now();
+	for (;;) {
+		double v = es == 4 ? (double)strtof(p, &end) : strtod(p, &end);
+		if (end == p)
+			break;
+		sum += v;
+		n++;
+		p = end;
+	}
+	double secs = now() - t0;
+	while (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')
+		p++;
+	if (*p) {
+		fprintf(stderr, "baseline: %s: not a number at byte %zu\n", path, (size_t)(p - text));
+		return 1;
+	}
+	report(n, len, secs);
+	fprintf(stderr, "checksum %g\n", sum);
+	free(text);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 3 || argc > 5) {
+		fputs(usage, stderr);
+		return 2;
+	}
+	uint64_t max = argc > 3 ? strtoull(argv[3], NULL, 10) : UINT64_MAX;
+	uint64_t cols = argc > 4 ? strtoull(argv[4], NULL, 10) : 16384;
+	if (max == 0)
+		max = UINT64_MAX;
+	if (cols == 0)
+		cols = 1;
+	if (strcmp(argv[1], "fmt32") == 0)
+		return fmt(argv[2], 4, max, cols);
+	if (strcmp(argv[1], "fmt64") == 0)
+		return fmt(argv[2], 8, max, cols);
+	if (strcmp(argv[1], "parse32") == 0 && argc == 3)
+		return parse(argv[2], 4);
+	if (strcmp(argv[1], "parse64") == 0 && argc == 3)
+		return parse(argv[2], 8);
+	fputs(usage, stderr);
+	return 2;
+}
