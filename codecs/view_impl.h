@@ -52,7 +52,7 @@ struct mfs_tcache {
 	struct mfs_chunked values;  /* values.txt */
 	struct mfs_chunked mtx;     /* matrix.mtx (sparse tensors) */
 	bool has_values, has_mtx;
-	char npy_head[1024];        /* .npy header */
+	char *npy_head;             /* .npy header (malloc'd, npy_head_len bytes) */
 	size_t npy_head_len;
 };
 struct mfs_tcache *mfs_tcache_get(struct mfs_model *m, const struct mfs_tensor *t,

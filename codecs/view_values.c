@@ -142,8 +142,14 @@ struct mfs_tcache *mfs_tcache_get(struct mfs_model *m, const struct mfs_tensor *
 				goto oom;
 			c->has_mtx = true;
 		}
-		if (di->npy && dense)
-			c->npy_head_len = mfs_npy_header(t, c->npy_head);
+		if (di->npy && dense) {
+			char head[1024];
+			c->npy_head_len = mfs_npy_header(t, head);
+			c->npy_head = malloc(c->npy_head_len);
+			if (!c->npy_head)
+				goto oom;
+			memcpy(c->npy_head, head, c->npy_head_len);
+		}
 		/* The tensor is const to the views; its cache slot is the one
 		 * field they fill, under cache_lock. */
 		((struct mfs_tensor *)t)->cache = c;
@@ -154,6 +160,7 @@ oom:
 	if (c) {
 		mfs_chunked_destroy(&c->values);
 		mfs_chunked_destroy(&c->mtx);
+		free(c->npy_head);
 		free(c);
 	}
 	pthread_mutex_unlock(&im->cache_lock);
@@ -169,5 +176,6 @@ void mfs_tcache_free(struct mfs_tcache *c)
 		mfs_chunked_destroy(&c->values);
 	if (c->has_mtx)
 		mfs_chunked_destroy(&c->mtx);
+	free(c->npy_head);
 	free(c);
 }

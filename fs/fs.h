@@ -51,6 +51,7 @@ struct mref;            /* a counted reference to a parsed model (model.c) */
 struct fsmodel;         /* a source file shown as a model (model.c) */
 struct scratch;         /* scratch.c */
 struct pending;         /* pending writes of a view (write.c) */
+struct listing;         /* a directory listing (ops_dir.c) */
 
 struct inode {
 	fuse_ino_t ino;
@@ -75,6 +76,8 @@ struct inode {
 	struct pending *pend;     /* I_VNODE: writes not yet committed */
 	struct scratch *scr;      /* I_SCRATCH */
 	bool watched;             /* I_SDIR: inotify watch added */
+	struct listing *snap;     /* directories: the listing readdir serves */
+	uint64_t snap_gen;        /* model directories: the generation it shows */
 	bool stale;               /* the entry is gone or changed type: answer ESTALE */
 };
 
@@ -90,6 +93,7 @@ struct fsstate {
 	int inotify_fd;
 	uid_t uid;
 	gid_t gid;
+	bool no_opendir;          /* the kernel opens directories without us */
 };
 
 extern struct fsstate fs;
@@ -122,6 +126,11 @@ void inode_insert_root(struct inode *root);
  * table lock: fn must not lock it; it costs what it visits). */
 void inode_foreach_model(struct fsmodel *fm, void (*fn)(struct inode *, void *), void *arg);
 void inode_foreach_in(struct inode *parent, void (*fn)(struct inode *, void *), void *arg);
+
+/* ops_dir.c: drop a directory's listing snapshot (its entries changed
+ * through us; the kernel drops its own cache for changes it made). */
+void dir_changed(struct inode *dir);
+void listing_put(struct listing *l);
 
 /* log.c: a line in the log, and in .modelfs/errors when it is an error. */
 void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -93,6 +93,7 @@ static void free_inode(struct inode *i)
 		close(i->fd);
 	fsmodel_inode_gone(i);
 	scratch_free(i->scr);
+	listing_put(i->snap);
 	pthread_mutex_destroy(&i->lock);
 	pthread_mutex_destroy(&i->rlock);
 	free(i->name);

@@ -2,6 +2,7 @@
  * (mkdir, rmdir, unlink, symlink, link, mknod, rename). SOURCE directories
  * pass through; model directories hold views and editor scratch files. */
 #include <dirent.h>
+#include <stdatomic.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -21,9 +22,12 @@ struct dent {
 	unsigned char type;
 };
 
+/* A snapshot of a directory's entries; readdir offsets index it. Shared by
+ * the readers of the directory (counted). */
 struct listing {
 	struct dent *v;
 	size_t n, cap;
+	atomic_int refs;
 };
 
 static int add(struct listing *l, const char *name, unsigned char type)
@@ -43,9 +47,9 @@ static int add(struct listing *l, const char *name, unsigned char type)
 	return 0;
 }
 
-static void listing_free(struct listing *l)
+void listing_put(struct listing *l)
 {
-	if (!l)
+	if (!l || atomic_fetch_sub(&l->refs, 1) != 1)
 		return;
 	for (size_t k = 0; k < l->n; k++)
 		free(l->v[k].name);
@@ -106,13 +110,30 @@ static int list_model(struct inode *d, struct listing *l)
 	return ret;
 }
 
-void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+/* The listing of d that readdir at offset off serves (+1 ref): built at
+ * offset 0, kept while the directory is unchanged. */
+static struct listing *dir_listing(struct inode *d, off_t off, int *err)
 {
-	struct inode *d = inode_get(ino);
-	if (!d)
-		return reply_err(req, ESTALE);
-	struct listing *l = calloc(1, sizeof(*l));
+	uint64_t gen = 0;
+	if (is_model_dir(d)) {
+		pthread_mutex_lock(&d->fm->lock);
+		gen = d->fm->gen;
+		pthread_mutex_unlock(&d->fm->lock);
+	}
+	pthread_mutex_lock(&d->lock);
+	struct listing *l = d->snap;
+	if (l && (off == 0 || d->snap_gen != gen))
+		l = NULL;  /* a new pass over the directory, or a new generation */
+	if (l) {
+		atomic_fetch_add(&l->refs, 1);
+		pthread_mutex_unlock(&d->lock);
+		return l;
+	}
+	pthread_mutex_unlock(&d->lock);
+	l = calloc(1, sizeof(*l));
 	int r = l ? 0 : -ENOMEM;
+	if (l)
+		atomic_init(&l->refs, 1);
 	if (r == 0) {
 		switch (d->kind) {
 		case I_SDIR:
@@ -131,20 +152,54 @@ void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 			r = -ENOTDIR;
 		}
 	}
-	inode_put(d);
 	if (r < 0) {
-		listing_free(l);
-		return reply_err(req, -r);
+		listing_put(l);
+		*err = -r;
+		return NULL;
 	}
-	fi->fh = (uintptr_t)l;
-	fi->cache_readdir = is_model_dir(d);
+	pthread_mutex_lock(&d->lock);
+	struct listing *old = d->snap;
+	d->snap = l;
+	d->snap_gen = gen;
+	atomic_fetch_add(&l->refs, 1);
+	pthread_mutex_unlock(&d->lock);
+	listing_put(old);
+	return l;
+}
+
+void dir_changed(struct inode *dir)
+{
+	pthread_mutex_lock(&dir->lock);
+	struct listing *old = dir->snap;
+	dir->snap = NULL;
+	pthread_mutex_unlock(&dir->lock);
+	listing_put(old);
+}
+
+/* With FUSE_CAP_NO_OPENDIR_SUPPORT the kernel opens directories itself and
+ * caches their listings (no OPENDIR and RELEASEDIR per directory): readdir
+ * is then served from each directory's snapshot. */
+void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct inode *d = inode_get(ino);
+	if (!d)
+		return reply_err(req, ESTALE);
+	bool dir = d->kind == I_SDIR || d->kind == I_META || is_model_dir(d);
+	inode_put(d);
+	if (!dir)
+		return reply_err(req, ENOTDIR);
+	if (fs.no_opendir)
+		return reply_err(req, ENOSYS);
+	fi->fh = 0;
+	fi->cache_readdir = 1;
+	fi->keep_cache = 1;
 	fuse_reply_open(req, fi);
 }
 
 void op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	(void)ino;
-	listing_free((struct listing *)(uintptr_t)fi->fh);
+	(void)fi;
 	reply_err(req, 0);
 }
 
@@ -165,14 +220,17 @@ static enum ikind kind_of_dtype(const struct inode *d, unsigned type)
 static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		       struct fuse_file_info *fi, bool plus)
 {
-	struct listing *l = (struct listing *)(uintptr_t)fi->fh;
+	(void)fi;
 	struct inode *d = inode_get(ino);
 	if (!d)
 		return reply_err(req, ESTALE);
-	char *buf = malloc(size);
+	int err = 0;
+	struct listing *l = dir_listing(d, off, &err);
+	char *buf = l ? malloc(size) : NULL;
 	if (!buf) {
+		listing_put(l);
 		inode_put(d);
-		return reply_err(req, ENOMEM);
+		return reply_err(req, l ? ENOMEM : err);
 	}
 	size_t pos = 0;
 	for (size_t k = (size_t)off; k < l->n; k++) {
@@ -225,6 +283,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			inode_put(c);
 		}
 	}
+	listing_put(l);
 	inode_put(d);
 	fuse_reply_buf(req, buf, pos);
 	free(buf);

@@ -31,12 +31,16 @@ void op_init(void *userdata, struct fuse_conn_info *conn)
 	/* Data goes to the kernel by splice where a view is a range of the
 	 * source (as passthrough_hp does); O_TRUNC comes with open, so a
 	 * truncating open needs no separate setattr. */
-	unsigned want[] = {FUSE_CAP_SPLICE_WRITE, FUSE_CAP_SPLICE_MOVE, FUSE_CAP_SPLICE_READ,
-			   FUSE_CAP_ATOMIC_O_TRUNC, FUSE_CAP_READDIRPLUS, FUSE_CAP_PARALLEL_DIROPS,
-			   FUSE_CAP_CACHE_SYMLINKS, FUSE_CAP_ASYNC_READ};
+	unsigned want[] = {FUSE_CAP_SPLICE_WRITE, FUSE_CAP_SPLICE_MOVE, FUSE_CAP_ATOMIC_O_TRUNC,
+			   FUSE_CAP_READDIRPLUS, FUSE_CAP_PARALLEL_DIROPS, FUSE_CAP_CACHE_SYMLINKS,
+			   FUSE_CAP_ASYNC_READ, FUSE_CAP_NO_OPENDIR_SUPPORT};
 	for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++)
 		if (conn->capable & want[k])
 			conn->want |= want[k];
+	/* Requests are small: reading them by splice costs syscalls and saves
+	 * nothing (it pays only for large writes). */
+	conn->want &= ~(unsigned)FUSE_CAP_SPLICE_READ;
+	fs.no_opendir = conn->want & FUSE_CAP_NO_OPENDIR_SUPPORT;
 	/* readdirplus always, not only when the kernel guesses a stat follows */
 	conn->want &= ~(unsigned)FUSE_CAP_READDIRPLUS_AUTO;
 	conn->want &= ~(unsigned)FUSE_CAP_WRITEBACK_CACHE;

@@ -75,6 +75,7 @@ struct inode *scratch_create(struct inode *dir, const char *name, mode_t mode, u
 	pthread_mutex_lock(&fs.lock);
 	si->refs++;
 	pthread_mutex_unlock(&fs.lock);
+	dir_changed(dir);
 	return si;
 }
 
@@ -125,6 +126,8 @@ void scratch_unlink(struct inode *si)
 		si->scr->linked = false;
 	si->stale = true;  /* a new file of this name gets a new number */
 	pthread_mutex_unlock(&si->lock);
+	if (si->parent)
+		dir_changed(si->parent);
 	if (was)
 		inode_put(si);  /* the name's reference */
 }
@@ -157,6 +160,7 @@ int scratch_rename(struct inode *si, struct inode *newdir, const char *newname)
 	pthread_mutex_unlock(&ni->lock);
 	if (had)
 		inode_put(ni);  /* the replaced file's name reference */
+	dir_changed(newdir);
 	/* ni keeps the reference from inode_child as the name's reference. */
 	return 0;
 }

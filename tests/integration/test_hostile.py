@@ -110,6 +110,10 @@ def mutations(rng):
                     p = rng.randrange(len(data))
                     data[p:p] = rng.randbytes(rng.randint(1, 16))
         base = os.path.basename(src)
+        # a PLearn object file is bid on by its start: only an intact one
+        # surely is a model candidate
+        if base.endswith((".psave", ".plearn")) and bytes(data[:64]) != open(src, "rb").read(64):
+            base += ".garbled"
         yield "m%05d_%s" % (n, base), bytes(data)
         side = src + ".meta"
         if os.path.exists(side) and n % 3 == 0:
