@@ -119,16 +119,11 @@ int attr_of(struct inode *i, struct stat *st, double *timeout)
 	} else {
 		st->st_mode = S_IFREG | file_mode(&src, n->flags & MFS_NF_WRITABLE);
 		st->st_nlink = 1;
+		/* The committed size, whatever writers hold: the kernel keeps one
+		 * size per inode, and readers go by it (writers append where
+		 * their own writes end, see op_write). */
 		uint64_t size = 0;
-		pthread_mutex_lock(&i->lock);
-		if (i->pend) {
-			size = wbuf_size(i->pend->buf);
-			*timeout = 0;
-		}
-		pthread_mutex_unlock(&i->lock);
-		if (*timeout == 0) {
-			/* pending writes: their size */
-		} else if (mfs_view_size(r->m, id, &size, &err) < 0) {
+		if (mfs_view_size(r->m, id, &size, &err) < 0) {
 			ret = -(err.code ? err.code : EIO);
 			goto out;
 		}

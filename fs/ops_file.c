@@ -14,6 +14,7 @@
 #include "commit.h"
 #include "model_fs.h"
 #include "ops.h"
+#include "handle.h"
 #include "pending.h"
 #include "scratch.h"
 
@@ -25,10 +26,11 @@ static struct fh *fh_new(void)
 	return h;
 }
 
-static void fh_free(struct fh *h)
+void fh_destroy(struct fh *h)
 {
 	if (!h)
 		return;
+	pending_free(h->w);
 	if (h->fd >= 0)
 		close(h->fd);
 	mfs_rcache_free(h->rc);  /* waits for its read-ahead, which uses the model */
@@ -37,9 +39,10 @@ static void fh_free(struct fh *h)
 	free(h);
 }
 
+/* The open file of a request, held until handle_put. */
 static struct fh *fh_of(struct fuse_file_info *fi)
 {
-	return (struct fh *)(uintptr_t)fi->fh;
+	return handle_get(fi->fh);
 }
 
 static int open_view(struct inode *i, struct fuse_file_info *fi, struct fh *h)
@@ -69,20 +72,18 @@ static int open_view(struct inode *i, struct fuse_file_info *fi, struct fh *h)
 			return -EACCES;  /* a read-only source: its views are read-only */
 		pthread_mutex_lock(&i->lock);
 		int e = 0;
-		struct pending *p = pending_get(i, r, id, &e);
-		if (p) {
-			p->nopen++;
-			h->epoch = p->fail_epoch;
-			if (fi->flags & O_TRUNC) {
-				wbuf_truncate(p->buf, 0);
-				p->truncated = true;
-			}
+		h->w = pending_take(i, &e);
+		if (h->w && (fi->flags & O_TRUNC)) {
+			wbuf_truncate(h->w->buf, 0);
+			h->w->truncated = true;
 		}
 		pthread_mutex_unlock(&i->lock);
-		if (!p)
+		if (!h->w)
 			return -e;
-		h->writer = true;
-		fi->keep_cache = 0;
+		/* Writes stay out of the page cache, which readers share: they see
+		 * committed content only; this file reads its own writes from us. */
+		fi->direct_io = 1;
+		h->append = fi->flags & O_APPEND;
 		return 0;
 	}
 	/* Views change only with their model, and every change invalidates
@@ -90,10 +91,15 @@ static int open_view(struct inode *i, struct fuse_file_info *fi, struct fh *h)
 	 * size is not known yet streams without the page cache (its size in
 	 * the kernel is not the real one). */
 	pthread_mutex_lock(&i->lock);
-	fi->keep_cache = i->open_gen == r->gen && !i->pend;  /* else read through us */
+	fi->keep_cache = i->open_gen == r->gen;  /* else the cache is of another generation */
 	i->open_gen = r->gen;
 	pthread_mutex_unlock(&i->lock);
-	if (!mfs_view_size_cheap(r->m, id))
+	/* Text views are rendered at each read anyway: read them past the page
+	 * cache, so that a reader sees exactly the committed content whatever
+	 * size a writer made the kernel believe. Raw views (data, data.npy)
+	 * keep the cache: re-reads and mmap. */
+	uint8_t v = r->m->nodes[id].view;
+	if (v != MFS_V_DATA && v != MFS_V_NPY && v != MFS_V_RAW)
 		fi->direct_io = 1;
 	return 0;
 }
@@ -135,16 +141,14 @@ int file_open(struct inode *i, struct fuse_file_info *fi)
 		r = -EISDIR;
 	}
 	if (r < 0) {
-		if (i->kind == I_VNODE && h->writer) {
-			pthread_mutex_lock(&i->lock);
-			if (i->pend)
-				i->pend->nopen--;
-			pthread_mutex_unlock(&i->lock);
-		}
-		fh_free(h);
+		fh_destroy(h);
 		return r;
 	}
-	fi->fh = (uintptr_t)h;
+	fi->fh = handle_add(h);
+	if (!fi->fh) {
+		fh_destroy(h);
+		return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -216,8 +220,11 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 		inode_put(c);
 		return reply_err(req, -r);
 	}
-	if (c->kind == I_SFILE)
-		fh_of(fi)->wrote = true;
+	if (c->kind == I_SFILE) {
+		struct fh *h = fh_of(fi);
+		h->wrote = true;
+		handle_put(h);
+	}
 	inode_lookup_ref(c);
 	inode_put(c);
 	fuse_reply_create(req, &e, fi);
@@ -226,9 +233,9 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 static void read_view(fuse_req_t req, struct inode *i, struct fh *h, size_t size, off_t off)
 {
 	pthread_mutex_lock(&i->lock);
-	struct pending *p = i->pend;
+	struct pending *p = h->w;
 	if (p) {
-		/* Writes not committed yet: read what was written. */
+		/* A file open for writing reads what it wrote. */
 		char *buf = malloc(size ? size : 1);
 		ssize_t n = buf ? wbuf_read(p->buf, (uint64_t)off, size, buf) : -ENOMEM;
 		pthread_mutex_unlock(&i->lock);
@@ -290,12 +297,32 @@ static void read_view(fuse_req_t req, struct inode *i, struct fh *h, size_t size
 	free(buf);
 }
 
+/* The open file and inode of a request, held; NULL (and an error sent)
+ * when either is gone. */
+static struct inode *begin(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
+			   struct fh **h)
+{
+	*h = fh_of(fi);
+	struct inode *i = *h ? inode_get(ino) : NULL;
+	if (!i) {
+		reply_err(req, *h ? ESTALE : EBADF);
+		handle_put(*h);
+	}
+	return i;
+}
+
+static void end(struct inode *i, struct fh *h)
+{
+	inode_put(i);
+	handle_put(h);
+}
+
 void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
 {
-	struct fh *h = fh_of(fi);
-	struct inode *i = inode_get(ino);
+	struct fh *h;
+	struct inode *i = begin(req, ino, fi, &h);
 	if (!i)
-		return reply_err(req, ESTALE);
+		return;
 	switch (i->kind) {
 	case I_SFILE: {
 		struct fuse_bufvec bv = FUSE_BUFVEC_INIT(size);
@@ -330,16 +357,48 @@ void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse
 	default:
 		reply_err(req, EISDIR);
 	}
-	inode_put(i);
+	end(i, h);
+}
+
+/* A write to a view: into this open file's own buffer. Caller holds i->lock. */
+static ssize_t write_view(struct inode *i, struct fh *h, const char *buf, size_t size, off_t off)
+{
+	if (h->failed)
+		return -h->failed;  /* refused already: the file shows the source again */
+	if (!h->w)
+		return -EBADF;
+	if (h->append)
+		off = (off_t)wbuf_size(h->w->buf);  /* the kernel's size is the committed one */
+	ssize_t r = wbuf_write(h->w->buf, (uint64_t)off, buf, size);
+	if (r == -EFBIG) {
+		char msg[160];
+		snprintf(msg, sizeof(msg), "more than %llu bytes written to one view (-o max_buffer)",
+			 (unsigned long long)fs.o.max_buffer);
+		log_error(i, NULL, EFBIG, msg);
+	}
+	if (r < 0)
+		return r;
+	h->w->dirty = true;
+	r = pending_check(i, h, (uint64_t)off);
+	if (r < 0)
+		return r;
+	/* The kernel grows its size with direct writes: have it ask again, or
+	 * readers would read past the committed end. */
+	uint64_t wend = (uint64_t)off + size;
+	if (wend > h->w->told) {
+		h->w->told = wend;
+		notify_inval_inode(i->ino);
+	}
+	return (ssize_t)size;
 }
 
 void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
 	      struct fuse_file_info *fi)
 {
-	struct fh *h = fh_of(fi);
-	struct inode *i = inode_get(ino);
+	struct fh *h;
+	struct inode *i = begin(req, ino, fi, &h);
 	if (!i)
-		return reply_err(req, ESTALE);
+		return;
 	ssize_t r = 0;
 	switch (i->kind) {
 	case I_SFILE:
@@ -351,25 +410,7 @@ void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_
 		break;
 	case I_VNODE:
 		pthread_mutex_lock(&i->lock);
-		if (h->failed) {
-			r = -h->failed;  /* refused already: the file shows the source again */
-		} else if (!h->writer || !i->pend) {
-			r = -EBADF;
-		} else {
-			r = wbuf_write(i->pend->buf, (uint64_t)off, buf, size);
-			if (r == 0) {
-				i->pend->dirty = true;
-				r = pending_check(i, h, (uint64_t)off);
-				if (r == 0)
-					r = (ssize_t)size;
-			} else if (r == -EFBIG) {
-				char msg[160];
-				snprintf(msg, sizeof(msg),
-					 "more than %llu bytes written to one view (-o max_buffer)",
-					 (unsigned long long)fs.o.max_buffer);
-				log_error(i, NULL, EFBIG, msg);
-			}
-		}
+		r = write_view(i, h, buf, size, off);
 		pthread_mutex_unlock(&i->lock);
 		break;
 	case I_SCRATCH:
@@ -382,7 +423,7 @@ void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_
 	default:
 		r = -EBADF;
 	}
-	inode_put(i);
+	end(i, h);
 	if (r < 0)
 		return reply_err(req, (int)-r);
 	fuse_reply_write(req, (size_t)r);
@@ -391,20 +432,20 @@ void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_
 /* Commit pending writes of a view handle (flush, fsync, release). */
 static int commit_handle(struct inode *i, struct fh *h)
 {
-	if (i->kind != I_VNODE || !h->writer)
+	if (i->kind != I_VNODE)
 		return 0;
 	pthread_mutex_lock(&i->lock);
-	int r = pending_commit(i, h);
+	int r = h->w ? pending_commit(i, h) : 0;
 	pthread_mutex_unlock(&i->lock);
 	return r;
 }
 
 void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	struct fh *h = fh_of(fi);
-	struct inode *i = inode_get(ino);
+	struct fh *h;
+	struct inode *i = begin(req, ino, fi, &h);
 	if (!i)
-		return reply_err(req, ESTALE);
+		return;
 	int r = 0;
 	if (i->kind == I_SFILE) {
 		/* Report delayed write errors as close(2) would. */
@@ -421,38 +462,36 @@ void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	} else {
 		r = commit_handle(i, h);
 	}
-	inode_put(i);
+	end(i, h);
 	reply_err(req, -r);
 }
 
 void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
-	struct fh *h = fh_of(fi);
-	struct inode *i = inode_get(ino);
+	struct fh *h;
+	struct inode *i = begin(req, ino, fi, &h);
 	if (!i)
-		return reply_err(req, ESTALE);
+		return;
 	int r = 0;
 	if (i->kind == I_SFILE)
 		r = (datasync ? fdatasync(h->fd) : fsync(h->fd)) < 0 ? -errno : 0;
 	else
 		r = commit_handle(i, h);  /* a commit is durable when it returns */
-	inode_put(i);
+	end(i, h);
 	reply_err(req, -r);
 }
 
 void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	struct fh *h = fh_of(fi);
-	struct inode *i = inode_get(ino);
-	if (i && i->kind == I_VNODE && h->writer) {
+	/* Requests of this file still being served keep it until they end. */
+	struct fh *h = handle_remove(fi->fh);
+	struct inode *i = h ? inode_get(ino) : NULL;
+	if (i && i->kind == I_VNODE) {
 		pthread_mutex_lock(&i->lock);
-		/* Last chance for writes no flush saw (errors are logged). */
-		if (!h->failed)
+		if (h->w) {
+			/* Last chance for writes no flush saw (errors are logged). */
 			pending_commit(i, h);
-		struct pending *p = i->pend;
-		if (p && --p->nopen <= 0 && !p->dirty && !p->truncated && !p->fail_epoch) {
-			i->pend = NULL;
-			pending_free(p);
+			pending_release(i, h);
 		}
 		pthread_mutex_unlock(&i->lock);
 	}
@@ -462,6 +501,6 @@ void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	}
 	if (i)
 		inode_put(i);
-	fh_free(h);
+	handle_put(h);
 	reply_err(req, 0);
 }

@@ -11,6 +11,7 @@
 #include "attr.h"
 #include "commit.h"
 #include "model_fs.h"
+#include "handle.h"
 #include "ops.h"
 #include "pending.h"
 #include "scratch.h"
@@ -204,14 +205,13 @@ static int setattr_source(struct inode *i, struct stat *a, int to_set, struct fu
 			return -errno;
 	}
 	if (to_set & FUSE_SET_ATTR_SIZE) {
-		struct fh *h = fi ? (struct fh *)(uintptr_t)fi->fh : NULL;
+		struct fh *h = fi ? handle_get(fi->fh) : NULL;
 		int fd = h && h->fd >= 0 ? h->fd : openat(dfd, name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0)
-			return -errno;
-		int r = ftruncate(fd, a->st_size);
+		int r = fd < 0 ? -1 : ftruncate(fd, a->st_size);
 		int e = errno;
-		if (!(h && h->fd >= 0))
+		if (fd >= 0 && !(h && h->fd >= 0))
 			close(fd);
+		handle_put(h);
 		if (r < 0)
 			return -e;
 	}
@@ -231,8 +231,10 @@ static int setattr_source(struct inode *i, struct stat *a, int to_set, struct fu
 	return 0;
 }
 
-/* Truncating a view: the pending writes start from the truncated content. */
-static int setattr_view(struct inode *i, struct stat *a, int to_set)
+/* Truncating a view: the writes of that open file (ftruncate), or those
+ * kept for the next writer (truncate(2) by name), start from the truncated
+ * content. */
+static int setattr_view(struct inode *i, struct stat *a, int to_set, struct fuse_file_info *fi)
 {
 	if (!(to_set & FUSE_SET_ATTR_SIZE))
 		return 0;  /* mode, owner and times of views follow the source */
@@ -243,25 +245,25 @@ static int setattr_view(struct inode *i, struct stat *a, int to_set)
 	if (!r)
 		return -(err.code ? err.code : EIO);
 	mfs_id id = vnode_resolve(i, r);
-	int ret = 0;
-	if (id == MFS_NONE || r->m->nodes[id].kind != MFS_K_FILE) {
-		ret = id == MFS_NONE ? -ENOENT : -EISDIR;
-	} else if (!(r->m->nodes[id].flags & MFS_NF_WRITABLE)) {
-		ret = -EACCES;
-	} else {
-		pthread_mutex_lock(&i->lock);
-		int e = 0;
-		struct pending *p = pending_get(i, r, id, &e);
-		if (!p) {
-			ret = -e;
-		} else {
-			wbuf_truncate(p->buf, (uint64_t)a->st_size);
-			p->truncated = true;
-		}
-		pthread_mutex_unlock(&i->lock);
-	}
+	bool writable = id != MFS_NONE && (r->m->nodes[id].flags & MFS_NF_WRITABLE);
 	mref_put(r);
-	return ret;
+	if (id == MFS_NONE)
+		return -ENOENT;
+	if (!writable)
+		return -EACCES;
+	struct fh *h = fi ? handle_get(fi->fh) : NULL;
+	pthread_mutex_lock(&i->lock);
+	int e = 0;
+	struct pending *p = h && h->w ? h->w : (i->pend ? i->pend : pending_take(i, &e));
+	if (p) {
+		wbuf_truncate(p->buf, (uint64_t)a->st_size);
+		p->truncated = true;
+		if (!(h && h->w))
+			i->pend = p;  /* kept for the next writer */
+	}
+	pthread_mutex_unlock(&i->lock);
+	handle_put(h);
+	return p ? 0 : -e;
 }
 
 void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
@@ -278,7 +280,7 @@ void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 		r = setattr_source(i, attr, to_set, fi);
 		break;
 	case I_VNODE:
-		r = setattr_view(i, attr, to_set);
+		r = setattr_view(i, attr, to_set, fi);
 		break;
 	case I_SCRATCH:
 		pthread_mutex_lock(&i->lock);

@@ -1,13 +1,9 @@
-/* Pending writes of views and their commit (see pending.h). */
+/* Writes to views and their commit (see pending.h). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "pending.h"
-
-struct base_ctx {
-	struct pending *p;
-};
 
 static int base_read(void *ctx, uint64_t off, size_t len, void *buf)
 {
@@ -24,35 +20,6 @@ static int base_read(void *ctx, uint64_t off, size_t len, void *buf)
 	return 0;
 }
 
-struct pending *pending_get(struct inode *vi, struct mref *r, mfs_id node, int *err)
-{
-	if (vi->pend)
-		return vi->pend;
-	struct pending *p = calloc(1, sizeof(*p));
-	if (!p) {
-		*err = ENOMEM;
-		return NULL;
-	}
-	struct mfs_err e = {0};
-	uint64_t size = 0;
-	if (mfs_view_size(r->m, node, &size, &e) < 0) {
-		free(p);
-		*err = e.code ? e.code : EIO;
-		return NULL;
-	}
-	p->base = mref_hold(r);
-	p->node = node;
-	p->rc = mfs_rcache_new();
-	p->buf = wbuf_new(size, base_read, p, fs.o.max_buffer);
-	if (!p->buf || !p->rc) {
-		pending_free(p);
-		*err = ENOMEM;
-		return NULL;
-	}
-	vi->pend = p;
-	return p;
-}
-
 void pending_free(struct pending *p)
 {
 	if (!p)
@@ -63,52 +30,79 @@ void pending_free(struct pending *p)
 	free(p);
 }
 
-/* Start over from the current content (after a commit or a refusal). */
-static void reset(struct inode *vi)
+/* Point p at the current content of vi's view. */
+static int attach_base(struct inode *vi, struct pending *p)
 {
-	struct pending *p = vi->pend;
-	uint64_t epoch = p->fail_epoch;
-	int ferr = p->fail_err, nopen = p->nopen;
-	vi->pend = NULL;
-	pending_free(p);
-	if (nopen == 0 && epoch == 0)
-		return;
 	struct mfs_err e = {0};
 	struct mref *r = fsmodel_current(vi->fm, &e);
-	int err = 0;
-	mfs_id node = r ? vnode_resolve(vi, r) : MFS_NONE;
-	struct pending *np = node != MFS_NONE ? pending_get(vi, r, node, &err) : NULL;
-	if (np) {
-		np->nopen = nopen;
-		np->fail_epoch = epoch;
-		np->fail_err = ferr;
+	if (!r)
+		return -(e.code ? e.code : EIO);
+	mfs_id node = vnode_resolve(vi, r);
+	uint64_t size = 0;
+	int err = node == MFS_NONE ? -ENOENT : 0;
+	if (!err && mfs_view_size(r->m, node, &size, &e) < 0)
+		err = -(e.code ? e.code : EIO);
+	struct wbuf *b = err ? NULL : wbuf_new(size, base_read, p, fs.o.max_buffer);
+	if (!err && !b)
+		err = -ENOMEM;
+	if (err) {
+		mref_put(r);
+		return err;
 	}
-	mref_put(r);
+	wbuf_free(p->buf);
+	mref_put(p->base);
+	p->buf = b;
+	p->base = r;
+	p->node = node;
+	p->dirty = p->truncated = false;
+	p->check = (struct mfs_check){0, 0};
+	p->told = size;
+	return 0;
 }
 
-/* A change is refused: every handle open now fails its next flush, and the
- * view shows the source's content again. */
-static int refuse(struct inode *vi, struct fh *fh, const struct mfs_err *err)
+struct pending *pending_take(struct inode *vi, int *err)
 {
 	struct pending *p = vi->pend;
-	log_error(vi, NULL, err->code, err->msg);
-	p->fail_epoch++;
-	p->fail_err = err->code ? err->code : EIO;
-	if (fh) {
-		fh->failed = p->fail_err;
-		fh->epoch = p->fail_epoch;
+	if (p) {
+		vi->pend = NULL;
+		return p;
 	}
-	p->dirty = false;
-	reset(vi);
-	notify_inval_inode(vi->ino);
-	return -(err->code ? err->code : EIO);
+	p = calloc(1, sizeof(*p));
+	if (p)
+		p->rc = mfs_rcache_new();
+	if (!p || !p->rc) {
+		if (p)
+			free(p);
+		*err = ENOMEM;
+		return NULL;
+	}
+	int r = attach_base(vi, p);
+	if (r < 0) {
+		pending_free(p);
+		*err = -r;
+		return NULL;
+	}
+	return p;
+}
+
+int pending_reset(struct inode *vi, struct pending *p)
+{
+	return attach_base(vi, p);
+}
+
+/* The change of fh is refused: it fails from now on, and its file shows
+ * the source's content again. */
+static int refuse(struct inode *vi, struct fh *fh, const struct mfs_err *err)
+{
+	log_error(vi, NULL, err->code, err->msg);
+	fh->failed = err->code ? err->code : EIO;
+	pending_reset(vi, fh->w);
+	return -fh->failed;
 }
 
 int pending_check(struct inode *vi, struct fh *fh, uint64_t off)
 {
-	struct pending *p = vi->pend;
-	if (!p)
-		return 0;
+	struct pending *p = fh->w;
 	if (off < p->check.off)
 		p->check = (struct mfs_check){0, 0};  /* rewrote checked bytes: start over */
 	uint64_t size = wbuf_size(p->buf);
@@ -131,20 +125,12 @@ int pending_check(struct inode *vi, struct fh *fh, uint64_t off)
 
 int pending_commit(struct inode *vi, struct fh *fh)
 {
-	struct pending *p = vi->pend;
-	if (fh && fh->failed)
+	struct pending *p = fh->w;
+	if (fh->failed)
 		return -fh->failed;
-	if (!p)
-		return 0;
-	if (fh && p->fail_epoch > fh->epoch) {
-		/* A change made through another descriptor of this open file
-		 * was refused: this one fails too. */
-		fh->failed = p->fail_err;
-		return -fh->failed;
-	}
 	/* `echo v > f` flushes the empty, truncated file before writing: that
 	 * neither commits nor fails. */
-	if (!p->dirty)
+	if (!p || !p->dirty)
 		return 0;
 	struct mfs_content c;
 	wbuf_content(p->buf, &c);
@@ -152,8 +138,19 @@ int pending_commit(struct inode *vi, struct fh *fh)
 	int r = fsmodel_commit(vi->fm, vi, &c, &err);
 	if (r < 0)
 		return refuse(vi, fh, &err);
-	p->dirty = false;
-	p->truncated = false;
-	reset(vi);
+	/* Later writes of this file go over what is now committed. */
+	pending_reset(vi, p);
 	return 0;
+}
+
+void pending_release(struct inode *vi, struct fh *fh)
+{
+	struct pending *p = fh->w;
+	fh->w = NULL;
+	if (p && !fh->failed && !p->dirty && p->truncated) {
+		pending_free(vi->pend);
+		vi->pend = p;
+		return;
+	}
+	pending_free(p);
 }

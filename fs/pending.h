@@ -1,8 +1,11 @@
-/* Writes to a view that are not committed yet, shared by every handle open
- * on that view (shells open, duplicate and close descriptors around one
- * write; `truncate` and a later write are separate opens). */
+/* Writes to views not committed yet. Every open file writes into a buffer
+ * of its own (concurrent writers do not mix); a buffer that a closed file
+ * left truncated and uncommitted (`truncate -s 0 f`, then `echo x >> f`) is
+ * kept on the view for the next writer. */
 #ifndef MFS_PENDING_H
 #define MFS_PENDING_H
+
+#include <stdatomic.h>
 
 #include "fs.h"
 #include "model_fs.h"
@@ -15,37 +18,41 @@ struct pending {
 	struct mfs_rcache *rc;    /* reading the base */
 	bool dirty;               /* bytes written since the last commit */
 	bool truncated;           /* truncated (O_TRUNC, ftruncate) since then */
-	int nopen;                /* write handles open on it */
 	struct mfs_check check;   /* what was written, checked so far (view.h) */
-	uint64_t fail_epoch;      /* bumped when a change is refused */
-	int fail_err;             /* ... with this errno */
+	uint64_t told;            /* size beyond which the kernel was told to drop attributes */
 };
 
-/* An open file of the mount. */
+/* An open file of the mount (handle.h holds them by number). */
 struct fh {
-	struct mref *ref;         /* I_VNODE: generation it was opened in */
+	atomic_int refs;
+	struct mref *ref;         /* views: generation it was opened in */
 	mfs_id node;
 	struct mfs_rcache *rc;
-	bool writer;
+	struct pending *w;        /* views opened for writing: their writes */
 	bool wrote;               /* I_SFILE: written (it may have become a model) */
-	uint64_t epoch;           /* pending fail_epoch when opened */
-	int failed;               /* a refused change this handle saw (errno) */
+	bool append;              /* opened O_APPEND: writes go at the end of its writes */
+	int failed;               /* a refused change made on this file (errno) */
 	int fd;                   /* I_SFILE: the source file */
 	char *snap;               /* I_ERRORS: content when opened */
 	size_t snap_len;
-	void *dir;                /* directories: listing state */
 };
 
-/* The pending writes of view inode vi (created over generation r when
- * there are none). Caller holds vi->lock. */
-struct pending *pending_get(struct inode *vi, struct mref *r, mfs_id node, int *err);
+/* Writes over the current content of view inode vi: the buffer vi->pend
+ * left by a closed file if there is one (taken), else a new one. Caller
+ * holds vi->lock. */
+struct pending *pending_take(struct inode *vi, int *err);
 void pending_free(struct pending *p);
+/* Start p over from the view's current content (after a commit or a refusal). */
+int pending_reset(struct inode *vi, struct pending *p);
 /* After a write at off: check what is complete so far, so that a bad value
- * fails the write itself. On failure the change is refused as a commit
- * would be. Caller holds vi->lock. Returns 0 or -errno. */
+ * fails the write itself. Returns 0 or -errno (the change is then refused:
+ * logged, and the file shows the source's content again). */
 int pending_check(struct inode *vi, struct fh *fh, uint64_t off);
-/* Commit what is pending (flush, fsync, release, rename over a view).
- * Caller holds vi->lock. Returns 0 or -errno (logged). */
+/* Commit the writes of fh (flush, fsync, release, and a scratch file
+ * renamed over a view). Returns 0 or -errno (logged). */
 int pending_commit(struct inode *vi, struct fh *fh);
+/* The writes of fh are done with: keep them on vi if they are an
+ * uncommitted truncation, else free them. Caller holds vi->lock. */
+void pending_release(struct inode *vi, struct fh *fh);
 
 #endif
