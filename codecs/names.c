@@ -51,9 +51,14 @@ size_t mfs_escape_name(const char *name, size_t len, char out[257])
 			buf[o++] = hex[c & 15];
 			i++;
 		} else {
+			/* A whole UTF-8 character stays together; a lead byte
+			 * without its continuation bytes stands alone. */
 			size_t n = utf8_len(c);
 			if (i + n > len)
 				n = 1;
+			for (size_t k = 1; k < n; k++)
+				if (((unsigned char)name[i + k] & 0xC0) != 0x80)
+					n = 1;
 			for (size_t k = 0; k < n && o < sizeof(buf); k++)
 				buf[o++] = name[i++];
 		}

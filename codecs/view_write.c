@@ -77,36 +77,58 @@ int mfs_submit_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_pa
 	return p->n == 0 && !p->has_sidecar ? 1 : 0;
 }
 
-static bool is_float_kind(enum mfs_dtype dt)
+/* Whether one float of type dt (F16, F32 or F64) at a is a NaN, and its sign. */
+static bool float_nan(enum mfs_dtype dt, const uint8_t *a, bool *neg)
 {
-	return dt == MFS_DT_F16 || dt == MFS_DT_F32 || dt == MFS_DT_F64;
+	if (dt == MFS_DT_F32) {
+		float x;
+		memcpy(&x, a, 4);
+		*neg = signbit(x);
+		return isnan(x);
+	}
+	if (dt == MFS_DT_F64) {
+		double x;
+		memcpy(&x, a, 8);
+		*neg = signbit(x);
+		return isnan(x);
+	}
+	uint16_t h;
+	memcpy(&h, a, 2);
+	*neg = h & 0x8000;
+	return (h & 0x7c00) == 0x7c00 && (h & 0x3ff);
 }
 
-/* Whether two elements are equal for our purposes: bitwise, and any NaN
- * equals any NaN (so writing back "nan" keeps a NaN's payload). */
+/* Floats equal bitwise, or both NaN with the same sign. */
+static bool same_float(enum mfs_dtype ft, const uint8_t *a, const uint8_t *b, unsigned fs)
+{
+	bool na, nb;
+	if (memcmp(a, b, fs) == 0)
+		return true;
+	return float_nan(ft, a, &na) && float_nan(ft, b, &nb) && na == nb;
+}
+
+/* Whether two elements are equal for our purposes: bitwise; any NaN equals
+ * any NaN of the same sign, also as a part of a complex value (so writing
+ * back "nan" keeps a NaN's payload); and any non-zero bool byte equals any
+ * other (so writing back "1" keeps a stored 2). */
 static bool same_elem(enum mfs_dtype dt, const uint8_t *a, const uint8_t *b, unsigned es)
 {
 	if (memcmp(a, b, es) == 0)
 		return true;
-	if (!is_float_kind(dt))
+	switch (dt) {
+	case MFS_DT_F16: case MFS_DT_F32: case MFS_DT_F64:
+		return same_float(dt, a, b, es);
+	case MFS_DT_C32: case MFS_DT_C64: case MFS_DT_C128: {
+		enum mfs_dtype ft = dt == MFS_DT_C32 ? MFS_DT_F16 :
+				    dt == MFS_DT_C64 ? MFS_DT_F32 : MFS_DT_F64;
+		unsigned h = es / 2;
+		return same_float(ft, a, b, h) && same_float(ft, a + h, b + h, h);
+	}
+	case MFS_DT_BOOL:
+		return (a[0] != 0) == (b[0] != 0);
+	default:
 		return false;
-	if (dt == MFS_DT_F32) {
-		float x, y;
-		memcpy(&x, a, 4);
-		memcpy(&y, b, 4);
-		return isnan(x) && isnan(y) && signbit(x) == signbit(y);
 	}
-	if (dt == MFS_DT_F64) {
-		double x, y;
-		memcpy(&x, a, 8);
-		memcpy(&y, b, 8);
-		return isnan(x) && isnan(y) && signbit(x) == signbit(y);
-	}
-	uint16_t x, y;
-	memcpy(&x, a, 2);
-	memcpy(&y, b, 2);
-	return (x & 0x7c00) == 0x7c00 && (x & 0x3ff) && (y & 0x7c00) == 0x7c00 && (y & 0x3ff) &&
-	       (x & 0x8000) == (y & 0x8000);
 }
 
 struct runs {

@@ -105,7 +105,7 @@ int attr_of(struct inode *i, struct stat *st, double *timeout)
 	src = fm->st;
 	pthread_mutex_unlock(&fm->lock);
 	model_owner(fm, st);
-	st->st_mtim = st->st_ctim = st->st_atim = i->mtime;
+	st->st_mtim = st->st_ctim = st->st_atim = inode_mtime(i);
 	if (n->kind == MFS_K_DIR) {
 		st->st_mode = S_IFDIR | dir_mode(&src);
 		st->st_nlink = 2 + n->ndirs;
@@ -179,7 +179,7 @@ int entry_of(struct inode *i, struct fuse_entry_param *e)
 			mref_put(ref);
 		}
 		e->attr.st_nlink = 1;
-		e->attr.st_mtim = e->attr.st_ctim = e->attr.st_atim = i->mtime;
+		e->attr.st_mtim = e->attr.st_ctim = e->attr.st_atim = inode_mtime(i);
 		return 0;
 	}
 	r = attr_of(i, &e->attr, &t);

@@ -2,9 +2,10 @@
  * kind of inode refers to. Only fs/ includes libfuse; nothing here knows a
  * format (models are opaque mfs_model trees from codecs/).
  *
- * Locking order: an inode's lock, then a model's lock, then the table lock
- * (fs.lock). No lock is held while replying to the kernel, except a model's
- * read lock around replies that splice its source file.
+ * Locking order: an inode's lock, then the table lock (fs.lock), then a
+ * model's lock; an inode's rlock is taken last and alone. A model's commit
+ * mutex comes before all of them. No lock is held while replying to the
+ * kernel, except a model's read lock around replies that splice its source.
  */
 #ifndef MFS_FS_H
 #define MFS_FS_H
@@ -64,14 +65,14 @@ struct inode {
 	struct inode *kids;       /* children known to the table (fs.lock) */
 	struct inode *sib_prev, *sib_next;  /* in the parent's kids (fs.lock) */
 
-	pthread_mutex_t rlock;    /* guards gen and node (taken alone, never waits) */
+	pthread_mutex_t rlock;    /* guards gen, node and mtime (taken alone, briefly) */
 	uint64_t gen;             /* I_V*: model generation node was resolved in */
 	mfs_id node;              /* I_V*: node id in that generation */
+	struct timespec mtime;    /* I_V*, I_MODEL: shown mtime (changes with content only) */
 
 	pthread_mutex_t lock;     /* guards the fields below */
 	int fd;                   /* I_SDIR: O_PATH descriptor */
 	struct fsmodel *fm;       /* I_MODEL: its model; I_V*, I_SCRATCH: the model they are in */
-	struct timespec mtime;    /* I_VNODE/I_MODEL: shown mtime (changes with content only) */
 	uint64_t open_gen;        /* I_VNODE: generation of its last open (page cache) */
 	struct pending *pend;     /* I_VNODE: writes not yet committed */
 	struct scratch *scr;      /* I_SCRATCH */
@@ -104,6 +105,8 @@ static inline bool is_vnode(const struct inode *i)
 }
 
 /* inode.c */
+struct timespec inode_mtime(struct inode *i);
+void inode_set_mtime(struct inode *i, struct timespec t);
 struct inode *inode_get(fuse_ino_t ino);                 /* +1 ref, or NULL */
 void inode_put(struct inode *i);
 /* Find or create the child (parent, name, kind); +1 ref. The class of the

@@ -28,6 +28,21 @@ static unsigned kind_class(enum ikind k)
 	}
 }
 
+struct timespec inode_mtime(struct inode *i)
+{
+	pthread_mutex_lock(&i->rlock);
+	struct timespec t = i->mtime;
+	pthread_mutex_unlock(&i->rlock);
+	return t;
+}
+
+void inode_set_mtime(struct inode *i, struct timespec t)
+{
+	pthread_mutex_lock(&i->rlock);
+	i->mtime = t;
+	pthread_mutex_unlock(&i->rlock);
+}
+
 void inode_table_init(void)
 {
 	pthread_mutex_init(&fs.lock, NULL);

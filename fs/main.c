@@ -210,15 +210,16 @@ static const struct fuse_lowlevel_ops ops = {
 	.create = op_create,
 };
 
-int main(int argc, char *argv[])
+/* Parses the command line, mounts and serves until unmounted; the exit
+ * status (0, 1 for a failure, 2 for a usage error). */
+static int mount_main(struct fuse_args *a, struct fuse_cmdline_opts *co)
 {
-	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
 	fs.o.timeout = 86400.0;
 	fs.o.max_buffer = 1ull << 30;
 	fs.o.max_scratch = 256ull << 20;
 	fs.inotify_fd = -1;
-	if (fuse_opt_parse(&args, &cli, cli_opts, cli_proc) < 0 ||
-	    fuse_opt_parse(&args, &fs.o, fs_opts, NULL) < 0)
+	if (fuse_opt_parse(a, &cli, cli_opts, cli_proc) < 0 ||
+	    fuse_opt_parse(a, &fs.o, fs_opts, NULL) < 0)
 		return 2;
 	if (cli.help) {
 		fputs(usage, stdout);
@@ -235,17 +236,16 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "modelfs: bad size in -o max_buffer/max_scratch\n");
 		return 2;
 	}
-	struct fuse_cmdline_opts co;
-	if (fuse_parse_cmdline(&args, &co) != 0)
+	if (fuse_parse_cmdline(a, co) != 0)
 		return 2;
-	if (!cli.source || !co.mountpoint) {
+	if (!cli.source || !co->mountpoint) {
 		fputs(usage, stderr);
 		return 2;
 	}
-	fs.o.foreground = co.foreground;
-	fs.o.debug = co.debug;
-	fs.o.singlethread = co.singlethread;
-	fs.o.mountpoint = co.mountpoint;
+	fs.o.foreground = co->foreground;
+	fs.o.debug = co->debug;
+	fs.o.singlethread = co->singlethread;
+	fs.o.mountpoint = co->mountpoint;
 	fs.o.source = realpath(cli.source, NULL);
 	if (!fs.o.source) {
 		fprintf(stderr, "modelfs: %s: %s\n", cli.source, strerror(errno));
@@ -278,7 +278,7 @@ int main(int argc, char *argv[])
 	 * permissions (and we always ask it to). */
 	char fsname[PATH_MAX + 32];
 	snprintf(fsname, sizeof(fsname), "-ofsname=modelfs,subtype=modelfs,default_permissions");
-	if (fuse_opt_add_arg(&args, fsname) != 0)
+	if (fuse_opt_add_arg(a, fsname) != 0)
 		return 1;
 	if (!fs.o.ro) {
 		int rfd = openat(fs.root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -289,14 +289,14 @@ int main(int argc, char *argv[])
 	}
 
 	int ret = 1;
-	fs.se = fuse_session_new(&args, &ops, sizeof(ops), NULL);
+	fs.se = fuse_session_new(a, &ops, sizeof(ops), NULL);
 	if (!fs.se)
 		goto out;
 	if (fuse_set_signal_handlers(fs.se) != 0)
 		goto out_session;
-	if (fuse_session_mount(fs.se, co.mountpoint) != 0)
+	if (fuse_session_mount(fs.se, co->mountpoint) != 0)
 		goto out_signals;
-	if (fuse_daemonize(co.foreground) != 0)
+	if (fuse_daemonize(co->foreground) != 0)
 		goto out_unmount;
 	/* Threads start after daemonizing (fork keeps only the caller). */
 	notify_start();
@@ -305,15 +305,15 @@ int main(int argc, char *argv[])
 	pthread_t rt;
 	if (!fs.o.ro && pthread_create(&rt, NULL, recover_thread, NULL) == 0)
 		pthread_detach(rt);
-	log_msg(LOG_INFO, "mounted %s on %s", fs.o.source, co.mountpoint);
-	if (co.singlethread) {
+	log_msg(LOG_INFO, "mounted %s on %s", fs.o.source, co->mountpoint);
+	if (co->singlethread) {
 		ret = fuse_session_loop(fs.se);
 	} else {
 		struct fuse_loop_config *lc = fuse_loop_cfg_create();
-		fuse_loop_cfg_set_clone_fd(lc, co.clone_fd);
-		if (co.max_threads > 0 && co.max_threads != UINT_MAX)  /* set by -o max_threads */
-			fuse_loop_cfg_set_max_threads(lc, co.max_threads);
-		fuse_loop_cfg_set_idle_threads(lc, co.max_idle_threads);
+		fuse_loop_cfg_set_clone_fd(lc, co->clone_fd);
+		if (co->max_threads > 0 && co->max_threads != UINT_MAX)  /* set by -o max_threads */
+			fuse_loop_cfg_set_max_threads(lc, co->max_threads);
+		fuse_loop_cfg_set_idle_threads(lc, co->max_idle_threads);
 		ret = fuse_session_loop_mt(fs.se, lc);
 		fuse_loop_cfg_destroy(lc);
 	}
@@ -330,7 +330,15 @@ out_signals:
 out_session:
 	fuse_session_destroy(fs.se);
 out:
+	return ret ? 1 : 0;
+}
+
+int main(int argc, char *argv[])
+{
+	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
+	struct fuse_cmdline_opts co = {0};
+	int ret = mount_main(&args, &co);
 	free(co.mountpoint);
 	fuse_opt_free_args(&args);
-	return ret ? 1 : 0;
+	return ret;
 }

@@ -126,19 +126,34 @@ static struct mref *parse(struct inode *dir, const char *name, struct stat *st,
 static void attach(struct inode *mi, struct mref *ref, const struct stat *st,
 		   const struct stat *side)
 {
+	pthread_mutex_lock(&fs.lock);
 	struct fsmodel *fm = mi->fm;
+	pthread_mutex_unlock(&fs.lock);
 	if (!fm) {
-		fm = calloc(1, sizeof(*fm));
-		if (!fm) {
+		struct fsmodel *nf = calloc(1, sizeof(*nf));
+		if (!nf) {
 			mref_put(ref);
 			return;
 		}
-		fm->inode = mi;
-		pthread_mutex_init(&fm->lock, NULL);
-		pthread_mutex_init(&fm->commit, NULL);
-		pthread_rwlock_init(&fm->rw, NULL);
-		mi->fm = fm;
-		mi->mtime = st->st_mtim;
+		nf->inode = mi;
+		pthread_mutex_init(&nf->lock, NULL);
+		pthread_mutex_init(&nf->commit, NULL);
+		pthread_rwlock_init(&nf->rw, NULL);
+		/* Published under the table lock (the inotify thread looks at it
+		 * there); of two first lookups, the first one wins. */
+		pthread_mutex_lock(&fs.lock);
+		fm = mi->fm;
+		if (!fm)
+			fm = mi->fm = nf;
+		pthread_mutex_unlock(&fs.lock);
+		if (fm != nf) {
+			pthread_mutex_destroy(&nf->lock);
+			pthread_mutex_destroy(&nf->commit);
+			pthread_rwlock_destroy(&nf->rw);
+			free(nf);
+		} else {
+			inode_set_mtime(mi, st->st_mtim);
+		}
 	}
 	pthread_mutex_lock(&fm->lock);
 	struct mref *old = fm->cur;
@@ -278,14 +293,19 @@ struct mref *fsmodel_current(struct fsmodel *fm, struct mfs_err *err)
 	r = NULL;
 	if (fstatat(dir_fd(mi->parent), mi->name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		mfs_error(err, errno, "the source file is gone");
-	else if ((r = parse(mi->parent, mi->name, &st, &side, err)) != NULL)
+	else if ((r = parse(mi->parent, mi->name, &st, &side, err)) != NULL) {
+		/* Ours before it is published: a lookup may attach a newer parse
+		 * and drop this one meanwhile. */
+		mref_hold(r);
 		attach(mi, r, &st, &side);
+	}
 	if (r) {
-		mi->mtime = st.st_mtim;
-		r = mref_hold(r);
+		inode_set_mtime(mi, st.st_mtim);
 	} else {
 		/* It does not parse any more: the entry becomes a plain file. */
+		pthread_mutex_lock(&fs.lock);
 		mi->stale = true;
+		pthread_mutex_unlock(&fs.lock);
 		notify_inval_entry(mi->parent->ino, mi->name);
 	}
 	pthread_mutex_unlock(&fm->commit);
@@ -324,7 +344,7 @@ static void inval_one(struct inode *i, void *arg)
 static void bump_mtime(struct inode *i, void *arg)
 {
 	const struct timespec *t = arg;
-	i->mtime = *t;
+	inode_set_mtime(i, *t);
 }
 
 int fsmodel_commit(struct fsmodel *fm, struct inode *vi, const struct mfs_content *c,
@@ -384,11 +404,11 @@ int fsmodel_commit(struct fsmodel *fm, struct inode *vi, const struct mfs_conten
 			while (ti && is_vnode(ti) && vnode_resolve(ti, r) != top)
 				ti = ti->parent;
 			if (ti && is_vnode(ti)) {
-				ti->mtime = now;
+				inode_set_mtime(ti, now);
 				inode_foreach_in(ti, bump_mtime, &now);
 			}
-			vi->mtime = now;
-			mi->mtime = now;
+			inode_set_mtime(vi, now);
+			inode_set_mtime(mi, now);
 		} else {
 			pthread_mutex_lock(&fm->lock);
 			fm->stale = true;

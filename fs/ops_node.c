@@ -68,7 +68,7 @@ static struct inode *model_child(struct inode *parent, const char *name, int *er
 			pthread_mutex_lock(&c->lock);
 			if (!c->fm) {
 				c->fm = parent->fm;
-				c->mtime = parent->fm->inode->mtime;
+				inode_set_mtime(c, inode_mtime(parent->fm->inode));
 			}
 			pthread_mutex_unlock(&c->lock);
 			pthread_mutex_lock(&c->rlock);

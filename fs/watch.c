@@ -70,7 +70,9 @@ static void match(struct inode *i, void *arg)
 	bool sidecar = false;
 	if (!self && i->kind == I_MODEL && i->fm && a->len > nl &&
 	    strncmp(a->name, i->name, nl) == 0) {
+		pthread_mutex_lock(&i->fm->lock);  /* order: fs.lock, then a model's lock */
 		const char *suf = i->fm->sidecar;
+		pthread_mutex_unlock(&i->fm->lock);
 		sidecar = suf && strcmp(a->name + nl, suf) == 0;
 	}
 	if (!self && !sidecar)

@@ -11,6 +11,11 @@ import tempfile
 import time
 
 BIN = os.environ.get("MFS_BIN", "build/fs/modelfs")
+# MFS_VALGRIND=1: run the daemon under valgrind's memcheck; any error or
+# leak fails the test when the mount stops.
+VALGRIND = ["valgrind", "-q", "--error-exitcode=99", "--leak-check=full",
+            "--errors-for-leak-kinds=definite", "--show-leak-kinds=definite",
+            "--track-fds=no"] if os.environ.get("MFS_VALGRIND") == "1" else []
 DATA = os.environ.get("MFS_TEST_DATA", os.path.join(os.path.dirname(__file__), "..", "data"))
 
 
@@ -57,13 +62,13 @@ class Mount:
         self.proc = None
 
     def start(self):
-        args = [BIN]
+        args = VALGRIND + [BIN]
         if self.foreground:
             args.append("-f")
         args += [self.src, self.mnt, "-o", "log=" + self.log] + self.opts
         errf = open(self.err, "w")
         self.proc = subprocess.Popen(args, stdout=errf, stderr=errf)
-        deadline = time.time() + 20
+        deadline = time.time() + (120 if VALGRIND else 20)
         while not os.path.ismount(self.mnt):
             if self.foreground and self.proc.poll() is not None:
                 raise RuntimeError("modelfs exited: " + open(self.err).read())
@@ -85,13 +90,13 @@ class Mount:
             subprocess.run(["fusermount3", "-u", "-z", self.mnt], check=False,
                            stderr=subprocess.DEVNULL)
         try:
-            rc = self.proc.wait(timeout=30)
+            rc = self.proc.wait(timeout=120 if VALGRIND else 30)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             raise RuntimeError("modelfs did not exit after unmount")
         self.proc = None
         err = open(self.err).read()
-        if "Sanitizer" in err or "runtime error" in err:
+        if "Sanitizer" in err or "runtime error" in err or (VALGRIND and rc == 99):
             raise AssertionError("sanitizer report:\n" + err)
         if self.foreground and rc != 0:
             raise AssertionError("modelfs exited with %d:\n%s" % (rc, err))

@@ -86,7 +86,7 @@ static int sigdigits(const char *s)
 /* The fewest %.*g digits that read back to v with strtof (f32) or strtod. */
 static int printf_digits(double v, bool f32)
 {
-	char buf[64];
+	char buf[400];  /* %.*g of a double can be long at -O0 in the compiler's eyes */
 	int p = 1, max = f32 ? 9 : 17;
 	for (; p < max; p++) {
 		snprintf(buf, sizeof(buf), "%.*g", p, v);

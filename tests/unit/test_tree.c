@@ -300,7 +300,7 @@ static void test_npy_write(void **state)
 }
 
 /* A large tensor with custom storage that counts what is read. */
-static uint64_t elems_read;
+static _Atomic uint64_t elems_read;  /* the size pass reads on several threads */
 
 static int count_read(const struct mfs_model *m, const struct mfs_tensor *t, uint64_t first,
 		      uint64_t count, void *out, struct mfs_err *err)
