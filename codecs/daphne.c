@@ -185,10 +185,11 @@ static int dbdf_open(struct mfs_model *m, struct mfs_err *err)
 {
 	const uint8_t *p = m->base;
 	if (m->size < DBDF_HEAD)
-		return mfs_error(err, EINVAL, "header needs %u bytes, the file has %llu", DBDF_HEAD,
-				 (unsigned long long)m->size);
+		return mfs_error(err, EINVAL, "truncated: the header needs %u bytes, the file has %llu",
+				 DBDF_HEAD, (unsigned long long)m->size);
 	if (p[0] != 1)
-		return mfs_error(err, EINVAL, "version byte is %u; the only DAPHNE version is 1", p[0]);
+		return mfs_error(err, EINVAL, "version byte is %u, expected 1 (the only DAPHNE version)",
+				 p[0]);
 	struct dbdf *d = mfs_model_alloc(m, sizeof(*d));
 	if (!d)
 		return mfs_error(err, ENOMEM, "out of memory");
@@ -214,7 +215,8 @@ static int dbdf_open(struct mfs_model *m, struct mfs_err *err)
 		return mfs_error(err, EINVAL,
 				 "data type 4 (a scalar, used only in DAPHNE's distributed transfers) is not supported");
 	default:
-		return mfs_error(err, EINVAL, "unknown data type %u (1 dense, 2 CSR, 3 frame)", d->dt);
+		return mfs_error(err, EINVAL, "data type byte is %u, expected 1 (dense), 2 (CSR) or 3 (frame)",
+				 d->dt);
 	}
 }
 

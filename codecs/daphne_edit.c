@@ -247,11 +247,14 @@ static int reshape(struct ed *x, const struct mfs_edit *e)
 	const struct mfs_tensor *t = x->t;
 	const struct dbdf *d = x->d;
 	const struct dbdf_block *b = &d->blocks[0];
+	char sh[MFS_SHAPE_TEXT];
 	if (e->dtype != t->dtype)
-		return mfs_error(x->err, EINVAL, "the matrix must keep its value type %s",
+		return mfs_error(x->err, EINVAL, "the array is %s, expected %s (the matrix keeps its value type)",
+				 mfs_dtype_info(e->dtype)->name,
 				 mfs_dtype_info((enum mfs_dtype)t->dtype)->name);
 	if (e->ndim != 2)
-		return mfs_error(x->err, EINVAL, "a DAPHNE matrix has 2 dimensions, not %u", e->ndim);
+		return mfs_error(x->err, EINVAL, "the array has shape %s, expected 2 dimensions (a DAPHNE matrix)",
+				 mfs_shape_text(sh, e->ndim, e->dims));
 	uint64_t R = e->dims[0], C = e->dims[1], n, bytes;
 	if (R > UINT32_MAX || C > UINT32_MAX)
 		return mfs_error(x->err, EINVAL, "%llu x %llu: a block holds at most %u rows and columns",
@@ -321,9 +324,12 @@ int dbdf_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_patch *p
 		bool same = e->dtype == t->dtype && e->ndim == t->ndim;
 		for (uint32_t i = 0; same && i < e->ndim; i++)
 			same = e->dims[i] == t->dims[i];
+		char sh[MFS_SHAPE_TEXT], osh[MFS_SHAPE_TEXT];
 		if (!same)
 			return mfs_error(err, EINVAL,
-					 "only a dense matrix stored in one block can change its shape");
+					 "the array has shape %s, expected %s (only a dense matrix stored in one block can change its shape)",
+					 mfs_shape_text(sh, e->ndim, e->dims),
+					 mfs_shape_text(osh, t->ndim, t->dims));
 	}
 	/* A hand-written .meta may count a dense matrix's nonzeros: keep it
 	 * right (DAPHNE counts the stored entries of a CSR matrix, which

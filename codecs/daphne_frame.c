@@ -138,7 +138,7 @@ int dbdf_parse_frame(struct mfs_model *m, struct dbdf *d, struct mfs_err *err)
 	if (r < 0)
 		return r;
 	if (r == 0)
-		return mfs_error(err, EINVAL, "%llu bytes fit no dialect: DAPHNE: %s; spec: %s",
+		return mfs_error(err, EINVAL, "the file has %llu bytes and fits no dialect: DAPHNE: %s; spec: %s",
 				 (unsigned long long)m->size, w0, w1);
 	r = dbdf_check_dense(m, d->rows, C ? C : 1, err);
 	return r < 0 ? r : check_spec_blocks(m, d, err);

@@ -78,7 +78,9 @@ static int try_daphne(struct mfs_model *m, struct dbdf *d, struct dbdf_block *b,
 	if (!csr) {
 		need = size_of(DBDF_DENSE_PREFIX, (uint64_t)b->rows * b->cols, b->esize);
 		if (need != m->size)
-			return nofit(why, wn, "needs %llu bytes", (unsigned long long)need);
+			return nofit(why, wn, "a %u x %u %s matrix needs %s%llu bytes", b->rows, b->cols,
+				     mfs_dtype_info((enum mfs_dtype)b->dtype)->name,
+				     need == UINT64_MAX ? "more than " : "", (unsigned long long)need);
 		b->data = DBDF_DENSE_PREFIX;
 		b->nnz = (uint64_t)b->rows * b->cols;
 		b->end = m->size;
@@ -89,8 +91,8 @@ static int try_daphne(struct mfs_model *m, struct dbdf *d, struct dbdf_block *b,
 	uint64_t nnz = mfs_le64(m->base + 45);
 	need = size_of(size_of(DBDF_CSR_PREFIX, nnz, 8u + b->esize), (uint64_t)b->rows + 1, 8);
 	if (need != m->size)
-		return nofit(why, wn, "%llu nonzeros need %llu bytes", (unsigned long long)nnz,
-			     (unsigned long long)need);
+		return nofit(why, wn, "%llu nonzeros need %s%llu bytes", (unsigned long long)nnz,
+			     need == UINT64_MAX ? "more than " : "", (unsigned long long)need);
 	b->nnz = nnz;
 	b->data = DBDF_CSR_PREFIX;
 	b->cidx = b->data + 8 * ((uint64_t)b->rows + 1);
@@ -147,8 +149,8 @@ static int try_daphne01(struct mfs_model *m, struct dbdf *d, struct dbdf_block *
 	uint64_t heads = b->bt == DBDF_B_CSR ? 8 * (uint64_t)b->rows : 0;
 	uint64_t need = size_of(DBDF_CSR_PREFIX + heads, nnz, entry);
 	if (need != m->size)
-		return nofit(why, wn, "%llu nonzeros need %llu bytes", (unsigned long long)nnz,
-			     (unsigned long long)need);
+		return nofit(why, wn, "%llu nonzeros need %s%llu bytes", (unsigned long long)nnz,
+			     need == UINT64_MAX ? "more than " : "", (unsigned long long)need);
 	b->nnz = nnz;
 	b->data = DBDF_CSR_PREFIX;
 	b->end = m->size;
@@ -455,8 +457,12 @@ static int check_overlaps(struct mfs_model *m, struct dbdf *d, struct mfs_err *e
 		if (hit) {
 			const struct dbdf_block *o = *(const struct dbdf_block **)hit;
 			uint32_t a = (uint32_t)(o - d->blocks), c = d->byrow[i];
-			r = mfs_error(err, EINVAL, "blocks %u and %u overlap", a < c ? a : c,
-				      a < c ? c : a);
+			const struct dbdf_block *x = &d->blocks[a < c ? a : c], *y = &d->blocks[a < c ? c : a];
+			r = mfs_error(err, EINVAL,
+				      "blocks %u (%u x %u at (%llu, %llu)) and %u (%u x %u at (%llu, %llu)) overlap",
+				      a < c ? a : c, x->rows, x->cols, (unsigned long long)x->rx,
+				      (unsigned long long)x->cx, a < c ? c : a, y->rows, y->cols,
+				      (unsigned long long)y->rx, (unsigned long long)y->cx);
 		} else if (!tsearch(b, &root, cmp_cols)) {
 			r = mfs_error(err, ENOMEM, "out of memory");
 		}
@@ -589,9 +595,13 @@ int dbdf_parse_matrix(struct mfs_model *m, struct dbdf *d, struct mfs_err *err)
 		r = try_spec(m, d, w2, sizeof(w2), err);
 		if (r < 0)
 			return r;
+		if (r == 0 && d->dt != DBDF_CSR)  /* DAPHNE 0.1 differs in sparse layouts only */
+			return mfs_error(err, EINVAL,
+					 "the file has %llu bytes and fits no dialect: DAPHNE: %s; spec: %s",
+					 (unsigned long long)m->size, w0, w2);
 		if (r == 0)
 			return mfs_error(err, EINVAL,
-					 "%llu bytes fit no dialect: DAPHNE: %s; DAPHNE 0.1: %s; spec: %s",
+					 "the file has %llu bytes and fits no dialect: DAPHNE: %s; DAPHNE 0.1: %s; spec: %s",
 					 (unsigned long long)m->size, w0, w1, w2);
 	}
 	r = dbdf_check_blocks(m, d, err);

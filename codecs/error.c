@@ -1,9 +1,13 @@
-/* Error records: see error.h. */
+/* Error records and message helpers: see error.h. */
 #include "error.h"
 
+#include <errno.h>
+#include <float.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "numtext.h"
 
 int mfs_error(struct mfs_err *err, int code, const char *fmt, ...)
 {
@@ -47,4 +51,109 @@ void mfs_err_clear(struct mfs_err *err)
 		err->code = 0;
 		err->msg[0] = '\0';
 	}
+}
+
+const char *mfs_quote(char *out, const void *s, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *b = s;
+	size_t k = 0, show = n > 40 ? 40 : n;
+	if (show < n)
+		while (show && (b[show] & 0xC0) == 0x80)
+			show--;  /* not in the middle of a UTF-8 character */
+	out[k++] = '"';
+	for (size_t i = 0; i < show; i++) {
+		unsigned char c = b[i];
+		if (c == '"' || c == '\\') {
+			out[k++] = '\\';
+			out[k++] = (char)c;
+		} else if (c < 0x20 || c == 0x7f) {
+			out[k++] = '\\';
+			out[k++] = 'x';
+			out[k++] = hex[c >> 4];
+			out[k++] = hex[c & 15];
+		} else {
+			out[k++] = (char)c;
+		}
+	}
+	out[k++] = '"';
+	if (show < n) {
+		memcpy(out + k, "...", 3);
+		k += 3;
+	}
+	out[k] = '\0';
+	return out;
+}
+
+const char *mfs_shape_text(char *out, uint32_t ndim, const uint64_t *dims)
+{
+	if (ndim == 0)
+		return strcpy(out, "()");
+	size_t k = 0;
+	for (uint32_t i = 0; i < ndim; i++) {
+		char num[24];
+		size_t l = mfs_fmt_u64(num, dims[i]);
+		if (k + l + 5 > MFS_SHAPE_TEXT) {
+			memcpy(out + k, "...", 3);
+			k += 3;
+			break;
+		}
+		if (i)
+			out[k++] = ' ';
+		memcpy(out + k, num, l);
+		k += l;
+	}
+	out[k] = '\0';
+	return out;
+}
+
+uint64_t mfs_line_of(const char *text, size_t at)
+{
+	uint64_t line = 1;
+	const char *p = text, *end = text + at;
+	while (p < end && (p = memchr(p, '\n', (size_t)(end - p))) != NULL) {
+		line++;
+		p++;
+	}
+	return line;
+}
+
+/* What dt holds, for a message. */
+static const char *dtype_range(enum mfs_dtype dt, char out[80])
+{
+	switch (dt) {
+	case MFS_DT_I8: return "-128 to 127";
+	case MFS_DT_U8: return "0 to 255";
+	case MFS_DT_I16: return "-32768 to 32767";
+	case MFS_DT_U16: return "0 to 65535";
+	case MFS_DT_I32: return "-2147483648 to 2147483647";
+	case MFS_DT_U32: return "0 to 4294967295";
+	case MFS_DT_I64: return "-9223372036854775808 to 9223372036854775807";
+	case MFS_DT_U64: return "0 to 18446744073709551615";
+	case MFS_DT_BOOL: return "0 or 1";
+	case MFS_DT_F16: case MFS_DT_C32: return "-65504 to 65504";
+	default: {
+		char num[MFS_NUM_MAX];
+		size_t l = dt == MFS_DT_F32 || dt == MFS_DT_C64 ? mfs_fmt_f32(num, FLT_MAX)
+								  : mfs_fmt_f64(num, DBL_MAX);
+		snprintf(out, 80, "-%.*s to %.*s", (int)l, num, (int)l, num);
+		return out;
+	}
+	}
+}
+
+int mfs_value_error(struct mfs_err *err, int r, enum mfs_dtype dt, const char *tok, size_t n,
+		    const char *where)
+{
+	char q[MFS_QUOTE_MAX], range[80];
+	mfs_quote(q, tok, n);
+	const struct mfs_dtype_info *di = mfs_dtype_info(dt);
+	if (r == -ERANGE)
+		return mfs_error(err, ERANGE, "%s is out of range for %s, which holds %s (%s)", q,
+				 di->name, dtype_range(dt, range), where);
+	const char *what = di->kind == MFS_DK_FLOAT ? "a number"
+			 : di->kind == MFS_DK_COMPLEX ? "a complex number"
+			 : di->kind == MFS_DK_BOOL ? "a bool (0 or 1)"
+			 : "an integer";
+	return mfs_error(err, r < 0 ? -r : EINVAL, "%s is not %s (%s)", q, what, where);
 }

@@ -1,11 +1,16 @@
 /* Errors that say what happened: an errno-like code plus a message, set where
- * the error is detected (libarchive's archive_set_error, libgit2's giterr). */
+ * the error is detected (libarchive's archive_set_error, libgit2's giterr);
+ * and helpers that word the parts of a message the same way everywhere
+ * (codecs/README.md: how to write one). */
 #ifndef MFS_ERROR_H
 #define MFS_ERROR_H
 
 #include <stddef.h>
+#include <stdint.h>
 
-#define MFS_ERRMSG_MAX 240
+#include "dtype.h"
+
+#define MFS_ERRMSG_MAX 512
 
 struct mfs_err {
 	int code;                  /* positive errno value, 0 if none */
@@ -23,5 +28,24 @@ int mfs_error_prefix(struct mfs_err *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 void mfs_err_clear(struct mfs_err *err);
+
+/* s[0, n) quoted for a message: "abc", at most 40 bytes of it (then "..."),
+ * control bytes as \xNN, '"' and '\\' after a backslash. out must hold
+ * MFS_QUOTE_MAX bytes; returns out. */
+#define MFS_QUOTE_MAX 176
+const char *mfs_quote(char *out, const void *s, size_t n);
+
+/* A shape as "2 3 4" ("()" for a scalar), cut with "..." to fit
+ * out[MFS_SHAPE_TEXT]; returns out. */
+#define MFS_SHAPE_TEXT 96
+const char *mfs_shape_text(char *out, uint32_t ndim, const uint64_t *dims);
+/* The line (from 1) that byte at of text is on. */
+uint64_t mfs_line_of(const char *text, size_t at);
+/* A token that mfs_parse_elem refused (r: -EINVAL or -ERANGE), and where it
+ * was ("value 3, line 1"): '"abc" is not a number (value 3, line 1)' or
+ * '"300" is out of range for uint8, which holds 0 to 255 (value 3, line 1)'.
+ * Returns -EINVAL or -ERANGE. */
+int mfs_value_error(struct mfs_err *err, int r, enum mfs_dtype dt, const char *tok, size_t n,
+		    const char *where);
 
 #endif

@@ -181,7 +181,8 @@ static int read_sidecar(struct mfs_model *m, int dirfd, const char *suffix, stru
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
 		goto out;
 	if ((uint64_t)st.st_size > SIDECAR_MAX) {
-		r = mfs_error(err, EFBIG, "sidecar %s is larger than %u bytes", suffix, SIDECAR_MAX);
+		r = mfs_error(err, EFBIG, "the sidecar %s has %llu bytes, at most %u are supported", suffix,
+			      (unsigned long long)st.st_size, SIDECAR_MAX);
 		goto out;
 	}
 	uint8_t *buf = malloc((size_t)st.st_size + 1);

@@ -163,8 +163,12 @@ int pl_tensor_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_pat
 		bool eq = e->dtype == t->dtype && e->ndim == t->ndim;
 		for (uint32_t i = 0; eq && i < t->ndim; i++)
 			eq = e->dims[i] == t->dims[i];
+		char sh[MFS_SHAPE_TEXT], osh[MFS_SHAPE_TEXT];
 		if (!eq)
-			return mfs_error(err, EINVAL, "this %s keeps its shape and element type",
+			return mfs_error(err, EINVAL, "the array is %s of shape %s, expected %s of shape %s (a %s keeps its shape and element type)",
+					 mfs_dtype_info(e->dtype)->name, mfs_shape_text(sh, e->ndim, e->dims),
+					 mfs_dtype_info((enum mfs_dtype)t->dtype)->name,
+					 mfs_shape_text(osh, t->ndim, t->dims),
 					 pt->kind == PT_TOKENS ? "PLearn text matrix" : "PLearn binary sequence");
 		same.reshape = false;
 	}
@@ -191,12 +195,8 @@ static int binary_text_edit(struct mfs_model *m, const struct pl_text *ti, const
 	unsigned sz = pl_bin_size(ti->code);
 	uint8_t le[16] = {0};
 	int r = mfs_parse_elem(dt, s, n, le);
-	if (r == -ERANGE)
-		return mfs_error(err, ERANGE, "'%.*s' is out of range for this binary %s value",
-				 (int)(n < 40 ? n : 40), s, mfs_dtype_info(dt)->name);
 	if (r < 0)
-		return mfs_error(err, EINVAL, "'%.*s' is not a %s number", (int)(n < 40 ? n : 40), s,
-				 mfs_dtype_info(dt)->name);
+		return mfs_value_error(err, r, dt, s, n, "the value is stored in binary");
 	if (pl_bin_be(ti->code))
 		mfs_swap_elems(le, 1, sz);
 	if (!memcmp(le, m->base + ti->off + 1, sz))
@@ -225,7 +225,15 @@ int pl_text_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_patch
 	if (n == ti->len && !memcmp(s, m->base + ti->off, n))
 		return 0;
 	if (!n)
-		return mfs_error(err, EINVAL, "an empty value: write the option's PLearn text");
+		return mfs_error(err, EINVAL, "expected a PLearn value, found nothing");
+	/* A number stays a number: PLearn reads it into a numeric option. */
+	const uint8_t *old = m->base + ti->off;
+	if (pl_scan_number(old, ti->len, 0, NULL) == ti->len &&
+	    pl_scan_number((const uint8_t *)s, n, 0, NULL) != n) {
+		char q[MFS_QUOTE_MAX], was[MFS_QUOTE_MAX];
+		return mfs_error(err, EINVAL, "expected a number (it was %s), found %s",
+				 mfs_quote(was, old, (size_t)ti->len), mfs_quote(q, s, n));
+	}
 	struct pl_ast a = {0};
 	int r = pl_parse(&a, (const uint8_t *)s, n, ti->top ? PL_FILE : PL_OPTION, err);
 	bool open_comment = a.open_comment;

@@ -54,34 +54,41 @@ static int hsize(const char *w, size_t l, uint64_t *out)
 int pl_pmat_open(struct mfs_model *m, struct pl_model *pm, struct mfs_err *err)
 {
 	if (m->size < PMAT_HEADER)
-		return mfs_error(err, EINVAL, "%llu bytes: shorter than the 64-byte .pmat header",
+		return mfs_error(err, EINVAL, "truncated: the .pmat header needs 64 bytes, the file has %llu",
 				 ull(m->size));
 	char h[PMAT_HEADER];
 	memcpy(h, m->base, PMAT_HEADER);
+	char q1[MFS_QUOTE_MAX], q2[MFS_QUOTE_MAX];
 	if (h[PMAT_HEADER - 1] != '\n')
-		return mfs_error(err, EINVAL, "byte 63 of the .pmat header is not a newline");
+		return mfs_error(err, EINVAL, "byte 63 of the .pmat header is %s, expected a newline",
+				 mfs_quote(q1, h + PMAT_HEADER - 1, 1));
 	size_t q = 0, l[5];
 	const char *w[5];
 	for (int i = 0; i < 5; i++)
 		l[i] = hword(h, PMAT_HEADER - 1, &q, &w[i]);
 	uint64_t rows, cols;
 	if (!hword_is(w[0], l[0], "MATRIX"))
-		return mfs_error(err, EINVAL, ".pmat header does not start with MATRIX");
+		return mfs_error(err, EINVAL, "the .pmat header starts with %s, expected \"MATRIX\"",
+				 mfs_quote(q1, w[0], l[0]));
 	if (hsize(w[1], l[1], &rows) < 0 || hsize(w[2], l[2], &cols) < 0)
-		return mfs_error(err, EINVAL, ".pmat header: bad length or width '%.*s %.*s'",
-				 (int)l[1], w[1], (int)l[2], w[2]);
+		return mfs_error(err, EINVAL,
+				 ".pmat header: length %s and width %s, expected two sizes (0 to 2147483647)",
+				 mfs_quote(q1, w[1], l[1]), mfs_quote(q2, w[2], l[2]));
 	bool dbl = hword_is(w[3], l[3], "DOUBLE"), be = hword_is(w[4], l[4], "BIG_ENDIAN");
 	if (!dbl && !hword_is(w[3], l[3], "FLOAT"))
-		return mfs_error(err, EINVAL, ".pmat header: element type '%.*s' is not DOUBLE or FLOAT",
-				 (int)l[3], w[3]);
+		return mfs_error(err, EINVAL, ".pmat header: element type %s, expected DOUBLE or FLOAT",
+				 mfs_quote(q1, w[3], l[3]));
 	if (!be && !hword_is(w[4], l[4], "LITTLE_ENDIAN"))
-		return mfs_error(err, EINVAL, ".pmat header: byte order '%.*s' is not LITTLE_ENDIAN or BIG_ENDIAN",
-				 (int)l[4], w[4]);
+		return mfs_error(err, EINVAL,
+				 ".pmat header: byte order %s, expected LITTLE_ENDIAN or BIG_ENDIAN",
+				 mfs_quote(q1, w[4], l[4]));
 	unsigned es = dbl ? 8 : 4;
 	uint64_t bytes;
 	if (!mfs_mul_ok(rows * cols, es, &bytes) || bytes > m->size - PMAT_HEADER)
-		return mfs_error(err, EINVAL, ".pmat header says %llu x %llu values (%llu bytes), %llu bytes follow",
-				 ull(rows), ull(cols), ull(bytes), ull(m->size - PMAT_HEADER));
+		return mfs_error(err, EINVAL,
+				 "truncated: the header says %llu x %llu %s values, %llu bytes of data at byte 64, the file has %llu",
+				 ull(rows), ull(cols), dbl ? "float64" : "float32", ull(rows * cols * es),
+				 ull(m->size));
 	uint64_t dims[2] = {rows, cols};
 	struct pl_tens pt = {PT_RAW, (uint8_t)es, be, PMAT_HEADER, cols ? cols : 1, cols ? cols : 1};
 	struct mfs_tensor t = {0};
@@ -106,15 +113,19 @@ int pl_pmat_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_patch
 	const struct mfs_tensor *t = &m->tensors[e->tensor];
 	if (!e->reshape)
 		return mfs_patch_raw_runs(p, t, e, err);
+	char sh[MFS_SHAPE_TEXT];
 	if (e->dtype != t->dtype)
-		return mfs_error(err, EINVAL, "a .pmat keeps its element type (%s)",
+		return mfs_error(err, EINVAL, "the array is %s, expected %s (a .pmat keeps its element type)",
+				 mfs_dtype_info(e->dtype)->name,
 				 mfs_dtype_info((enum mfs_dtype)t->dtype)->name);
 	if (e->ndim != 2)
-		return mfs_error(err, EINVAL, "a .pmat holds a 2-D matrix, not %u dimensions", e->ndim);
+		return mfs_error(err, EINVAL, "the array has shape %s, expected 2 dimensions (a .pmat holds a matrix)",
+				 mfs_shape_text(sh, e->ndim, e->dims));
 	uint64_t rows = e->dims[0], cols = e->dims[1], n, bytes;
 	if (rows > INT32_MAX || cols > INT32_MAX || !mfs_mul_ok(rows, cols, &n) ||
 	    !mfs_mul_ok(n, t->esize, &bytes) || bytes > SIZE_MAX / 2)
-		return mfs_error(err, EINVAL, "a .pmat cannot hold %llu x %llu values", ull(rows), ull(cols));
+		return mfs_error(err, EINVAL, "the array is %llu x %llu, a .pmat holds at most 2147483647 rows and columns",
+				 ull(rows), ull(cols));
 	if (rows != t->dims[0] || cols != t->dims[1]) {
 		char h[PMAT_HEADER + 1];
 		int l = snprintf(h, sizeof(h), "MATRIX %llu %llu %s %s", ull(rows), ull(cols),
@@ -184,6 +195,7 @@ static int amat_size(const uint8_t *b, uint64_t q, uint64_t end, uint64_t *rows,
 		     struct mfs_err *err)
 {
 	uint64_t v[3] = {0}, k = 0;
+	char qt[MFS_QUOTE_MAX];
 	while (q < end) {
 		while (q < end && amat_blank(b[q]))
 			q++;
@@ -193,12 +205,14 @@ static int amat_size(const uint8_t *b, uint64_t q, uint64_t end, uint64_t *rows,
 		while (q < end && !amat_blank(b[q]))
 			q++;
 		if (k < 3 && hsize((const char *)b + s, (size_t)(q - s), &v[k]) < 0)
-			return mfs_error(err, EINVAL, ".amat '#size:' line at offset %llu: '%.*s' is not a size",
-					 ull(s), (int)(q - s < 32 ? q - s : 32), (const char *)b + s);
+			return mfs_error(err, EINVAL,
+					 ".amat '#size:' line at offset %llu: %s is not a size (0 to 2147483647)",
+					 ull(s), mfs_quote(qt, b + s, (size_t)(q - s)));
 		k++;
 	}
 	if (k != 2)
-		return mfs_error(err, EINVAL, ".amat '#size:' line needs a length and a width");
+		return mfs_error(err, EINVAL, ".amat '#size:' line has %llu sizes, expected 2 (length and width)",
+				 ull(k));
 	*rows = v[0];
 	*cols = v[1];
 	return 0;
@@ -262,7 +276,8 @@ int pl_amat_open(struct mfs_model *m, struct pl_model *pm, struct mfs_err *err)
 			q++;
 		ok = ok && hsize((const char *)b + s, (size_t)(q - s), &w) == 0;
 		if (!ok || a == 0 || w == 0 || nlines != a + 1 || w != f2)
-			return mfs_error(err, EINVAL, ".amat rows have different widths (%llu and %llu) and no '#size:' line",
+			return mfs_error(err, EINVAL,
+					 ".amat rows 1 and 2 have %llu and %llu values: expected the same width, or a '#size: L W' line",
 					 ull(f1), ull(f2));
 		data = second;
 		has_size = true;
@@ -276,8 +291,8 @@ int pl_amat_open(struct mfs_model *m, struct pl_model *pm, struct mfs_err *err)
 	}
 	uint64_t count;
 	if (!mfs_mul_ok(rows, cols, &count) || count != words)
-		return mfs_error(err, EINVAL, ".amat holds %llu values, its size %llu x %llu needs %llu",
-				 ull(words), ull(rows), ull(cols), ull(count));
+		return mfs_error(err, EINVAL, ".amat size %llu x %llu needs %llu values, the file holds %llu",
+				 ull(rows), ull(cols), ull(count), ull(words));
 	/* Index the tokens: words <= n / 2, checked above by counting them. */
 	pm->num = malloc((size_t)(words ? words : 1) * sizeof(*pm->num));
 	if (!pm->num)

@@ -270,8 +270,10 @@ static int parse_list(struct pl_parser *p, uint32_t parent, enum list_end end, s
 		pl_skip(p, seps);
 		if (p->pos >= p->n) {
 			if (end == END_BRACKET || end == END_PAREN)
-				return mfs_error(p->err, EINVAL, "'%c' at offset %llu is never closed",
-						 end == END_BRACKET ? '[' : '(', ull(open));
+				return mfs_error(p->err, EINVAL,
+						 "'%c' at offset %llu is never closed: expected '%c', found the end at offset %llu",
+						 end == END_BRACKET ? '[' : '(', ull(open),
+						 end == END_BRACKET ? ']' : ')', ull(p->n));
 			break;
 		}
 		uint8_t c = p->b[p->pos];
@@ -449,7 +451,9 @@ static int map(struct pl_parser *p, uint32_t *out)
 	for (;;) {
 		pl_skip(p, true);
 		if (p->pos >= p->n)
-			return mfs_error(p->err, EINVAL, "'{' at offset %llu is never closed", ull(at));
+			return mfs_error(p->err, EINVAL,
+					 "'{' at offset %llu is never closed: expected '}', found the end at offset %llu",
+					 ull(at), ull(p->n));
 		if (p->b[p->pos] == '}') {
 			p->pos++;
 			break;
@@ -513,8 +517,9 @@ static int object(struct pl_parser *p, uint64_t at, uint64_t nl, uint32_t *out)
 	for (;;) {
 		pl_skip(p, true);
 		if (p->pos >= p->n)
-			return mfs_error(p->err, EINVAL, "object %.*s at offset %llu is never closed",
-					 (int)(nl < 64 ? nl : 64), (const char *)name, ull(at));
+			return mfs_error(p->err, EINVAL,
+					 "object %.*s at offset %llu is never closed: expected ')', found the end at offset %llu",
+					 (int)(nl < 64 ? nl : 64), (const char *)name, ull(at), ull(p->n));
 		if (p->b[p->pos] == ')') {
 			p->pos++;
 			break;
@@ -525,9 +530,12 @@ static int object(struct pl_parser *p, uint64_t at, uint64_t nl, uint32_t *out)
 					 ull(ns));
 		p->pos += l;
 		pl_skip(p, false);
-		if (p->pos >= p->n || p->b[p->pos] != '=')
-			return mfs_error(p->err, EINVAL, "expected '=' after option %.*s at offset %llu",
-					 (int)(l < 64 ? l : 64), (const char *)p->b + ns, ull(ns));
+		if (p->pos >= p->n || p->b[p->pos] != '=') {
+			char q[MFS_QUOTE_MAX];
+			return mfs_error(p->err, EINVAL, "expected '=' after option %.*s at offset %llu, found %s",
+					 (int)(l < 64 ? l : 64), (const char *)p->b + ns, ull(ns),
+					 p->pos >= p->n ? "the end" : mfs_quote(q, p->b + p->pos, 1));
+		}
 		p->pos++;
 		pl_skip(p, false);
 		uint32_t opt, val;
@@ -552,7 +560,7 @@ static int item(struct pl_parser *p, uint32_t *out)
 	uint64_t at = p->pos;
 	int r;
 	if (at >= p->n)
-		return mfs_error(p->err, EINVAL, "a value is missing at the end (offset %llu)", ull(at));
+		return mfs_error(p->err, EINVAL, "expected a value, found the end at offset %llu", ull(at));
 	uint8_t c = p->b[at];
 	if ((c < 0x20 && !pl_blank(c)) || c >= 0xFE)
 		return pl_parse_binary(p, out);
@@ -560,7 +568,9 @@ static int item(struct pl_parser *p, uint32_t *out)
 	case '"': {
 		uint64_t l = pl_scan_string(p->b, p->n, at);
 		if (!l)
-			return mfs_error(p->err, EINVAL, "string at offset %llu is never closed", ull(at));
+			return mfs_error(p->err, EINVAL,
+					 "string at offset %llu is never closed: expected '\"', found the end at offset %llu",
+					 ull(at), ull(p->n));
 		if ((r = pl_new_val(p, PV_STR, at, out)))
 			return r;
 		a->v[*out].len = l;

@@ -474,17 +474,18 @@ static int edit_config(struct mfs_model *m, const struct mfs_edit *e, struct mfs
 	trim(&s, &n);
 	struct pv_cur c = {m->base, off, m->size, err};
 	struct pv_pack pp;
+	char q[MFS_QUOTE_MAX];
 	int r;
 	if (kind == PV_CFG_UINT) {
 		uint64_t v;
 		uint32_t old;
 		r = mfs_parse_u64(s, n, UINT32_MAX, &v);
 		if (r == -ERANGE)
-			return mfs_error(err, ERANGE, "'%.*s' is out of range for a uint32 config "
-					 "(0 to 4294967295)", (int)(n > 40 ? 40 : n), s);
+			return mfs_error(err, ERANGE, "%s is out of range for this uint32 setting, "
+					 "which holds 0 to 4294967295", mfs_quote(q, s, n));
 		if (r < 0)
-			return mfs_error(err, EINVAL, "'%.*s' is not an unsigned integer",
-					 (int)(n > 40 ? 40 : n), s);
+			return mfs_error(err, EINVAL, "%s is not a number, expected an unsigned "
+					 "integer (0 to 4294967295)", mfs_quote(q, s, n));
 		if ((r = pv_uint32(&c, "config value", &old)) < 0)
 			return r;
 		pack_init(&pp);
@@ -493,11 +494,11 @@ static int edit_config(struct mfs_model *m, const struct mfs_edit *e, struct mfs
 		float v, old;
 		r = mfs_parse_f32(s, n, &v);
 		if (r == -ERANGE)
-			return mfs_error(err, ERANGE, "'%.*s' is out of range for a float32 config",
-					 (int)(n > 40 ? 40 : n), s);
+			return mfs_error(err, ERANGE, "%s is out of range for this float32 setting, "
+					 "which holds -3.4028235e+38 to 3.4028235e+38", mfs_quote(q, s, n));
 		if (r < 0)
-			return mfs_error(err, EINVAL, "'%.*s' is not a number",
-					 (int)(n > 40 ? 40 : n), s);
+			return mfs_error(err, EINVAL, "%s is not a number, expected a float32 number",
+					 mfs_quote(q, s, n));
 		if ((r = pv_f32(&c, "config value", &old)) < 0)
 			return r;
 		pack_init(&pp);
@@ -529,18 +530,21 @@ static int new_shape(const struct mfs_tensor *t, const struct mfs_edit *e,
 		return 0;
 	uint32_t nd = e->ndim;
 	for (uint32_t i = 0; i < nd; i++) {
+		char sh[MFS_SHAPE_TEXT];
 		if (e->dims[i] == 0)
-			return mfs_error(err, EINVAL, "dimension %u is 0: primitiv shapes "
-					 "cannot be empty", i);
+			return mfs_error(err, EINVAL, "the array has shape %s, but primitiv shapes have "
+					 "no 0 dimension", mfs_shape_text(sh, e->ndim, e->dims));
 		if (e->dims[i] > UINT32_MAX)
 			return mfs_error(err, EINVAL, "dimension %u (%llu) does not fit in 32 bits",
 					 i, (unsigned long long)e->dims[i]);
 	}
 	while (nd && e->dims[nd - 1] == 1)
 		nd--;
+	char sh[MFS_SHAPE_TEXT];
 	if (nd > PV_MAX_DIMS)
-		return mfs_error(err, EINVAL, "%u dimensions (after dropping trailing 1s): "
-				 "primitiv shapes have at most %d", nd, PV_MAX_DIMS);
+		return mfs_error(err, EINVAL, "the array has shape %s: %u dimensions (after "
+				 "dropping trailing 1s), primitiv shapes have at most %d",
+				 mfs_shape_text(sh, e->ndim, e->dims), nd, PV_MAX_DIMS);
 	s->ndims = nd;
 	for (uint32_t i = 0; i < nd; i++)
 		s->dims[i] = (uint32_t)e->dims[i];
@@ -554,19 +558,21 @@ static int edit_reshape(struct mfs_model *m, const struct mfs_tensor *t,
 			const struct mfs_edit *e, struct mfs_patch *p, struct mfs_err *err)
 {
 	if (e->dtype != MFS_DT_F32)
-		return mfs_error(err, EINVAL, "primitiv tensors are float32 only");
+		return mfs_error(err, EINVAL, "the array is %s, expected float32 (primitiv tensors "
+				 "are float32 only)", mfs_dtype_info(e->dtype)->name);
 	struct pv_cur c = {m->base, t->tag, m->size, err};
 	struct pv_tensor old;
 	int r = read_tensor(&c, &old);
 	if (r < 0)
 		return r;
 	struct pv_shape s = old.s;
+	char sh[MFS_SHAPE_TEXT];
 	if ((r = new_shape(t, e, &s, err)) < 0)
 		return r;
 	uint64_t n, bytes;
 	if (!shape_nelem(&s, &n) || !mfs_mul_ok(n, 4, &bytes) || bytes > UINT32_MAX)
-		return mfs_error(err, EINVAL, "the new shape holds more data than a msgpack "
-				 "bin (4 GiB)");
+		return mfs_error(err, EINVAL, "the new shape %s holds more than the 4294967295 "
+				 "bytes of a msgpack bin", mfs_shape_text(sh, e->ndim, e->dims));
 	struct pv_pack pp;
 	pack_init(&pp);
 	r = msgpack_pack_array(&pp.pk, s.ndims);

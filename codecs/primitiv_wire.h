@@ -101,12 +101,15 @@ static inline int pv_uint32(struct pv_cur *c, const char *what, uint32_t *v)
 	if (pv_left(c) < 1 + (uint64_t)n)
 		return pv_short(c, at, what, 1 + (uint64_t)n);
 	uint64_t x = pv_be(c->base + at + 1, n);
-	if (is_signed && (x >> (8 * n - 1)) & 1)
-		return mfs_error(c->err, EINVAL, "%s at byte %llu: negative value", what,
-				 (unsigned long long)at);
+	if (is_signed && (x >> (8 * n - 1)) & 1) {
+		int64_t neg = (int64_t)(x | (n < 8 ? ~0ull << (8 * n) : 0));
+		return mfs_error(c->err, EINVAL, "%s at byte %llu: expected an unsigned 32-bit "
+				 "integer, found %lld", what, (unsigned long long)at, (long long)neg);
+	}
 	if (x > UINT32_MAX)
-		return mfs_error(c->err, EINVAL, "%s at byte %llu: %llu does not fit in 32 bits",
-				 what, (unsigned long long)at, (unsigned long long)x);
+		return mfs_error(c->err, EINVAL, "%s at byte %llu: expected an unsigned 32-bit "
+				 "integer, found %llu", what, (unsigned long long)at,
+				 (unsigned long long)x);
 	*v = (uint32_t)x;
 	c->pos = at + 1 + n;
 	return 0;

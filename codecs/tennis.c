@@ -152,13 +152,15 @@ static int get_u32(struct rd *r, const char *what, uint32_t *v)
  * left before anything is built for them. */
 static int get_count(struct rd *r, const char *what, uint64_t each, uint32_t *n)
 {
+	uint64_t at = r->pos;
 	int rc = get_u32(r, what, n);
 	if (rc < 0)
 		return rc;
 	uint64_t need = (uint64_t)*n * each;  /* < 2^32 * 2^32: no overflow */
 	if (need > left(r))
-		return mfs_error(r->err, EINVAL, "%s: %s %u needs at least %llu bytes, %llu left",
-				 r->where, what, *n, (unsigned long long)need,
+		return mfs_error(r->err, EINVAL,
+				 "%s: %s %u at offset %llu needs at least %llu bytes, %llu left",
+				 r->where, what, *n, (unsigned long long)at, (unsigned long long)need,
 				 (unsigned long long)left(r));
 	return 0;
 }
@@ -179,7 +181,8 @@ static int check_list(struct rd *r, const char *what, const struct list *l)
 		uint32_t v = mfs_le32(r->b + l->off + 4 * (uint64_t)i);
 		if (v >= r->nnodes)
 			return mfs_error(r->err, EINVAL,
-					 "%s %u: node index %u out of range (%u nodes)", what, i, v,
+					 "%s %u at offset %llu: node index %u is beyond the %u nodes",
+					 what, i, (unsigned long long)(l->off + 4 * (uint64_t)i), v,
 					 r->nnodes);
 	}
 	return 0;

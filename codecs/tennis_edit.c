@@ -113,7 +113,7 @@ static int put_string(struct mfs_model *m, uint64_t off, const struct mfs_edit *
 		return 0;
 	}
 	if ((uint64_t)e->len > UINT32_MAX)
-		return mfs_error(err, EINVAL, "a string of %zu bytes is longer than TenniS can store",
+		return mfs_error(err, EINVAL, "expected at most 4294967295 bytes (a TenniS string), got %zu",
 				 e->len);
 	uint64_t dim = e->len;
 	uint8_t *d = put_field(p, off, data + nelem, TSM_CHAR8, 1, &dim, e->len);
@@ -138,10 +138,13 @@ static int put_fake(const struct mfs_edit *e, struct mfs_patch *p, struct mfs_er
 		n--;
 	uint64_t v;
 	int rc = mfs_parse_u64(s, n, UINT32_MAX, &v);
+	char q[MFS_QUOTE_MAX];
 	if (rc == -ERANGE)
-		return mfs_error(err, ERANGE, "header/fake is a 32-bit number: at most 4294967295");
+		return mfs_error(err, ERANGE, "%s is out of range for this 32-bit field, which holds 0 to 4294967295",
+				 mfs_quote(q, s, n));
 	if (rc < 0)
-		return mfs_error(err, EINVAL, "header/fake must be a decimal number (0 to 4294967295)");
+		return mfs_error(err, EINVAL, "%s is not a number, expected a decimal number from 0 to 4294967295",
+				 mfs_quote(q, s, n));
 	uint8_t *d = mfs_patch_alloc(p, 0, 4, 4);
 	if (!d)
 		return mfs_error(err, ENOMEM, "out of memory");
@@ -160,7 +163,7 @@ static int edit_text(struct mfs_model *m, const struct mfs_edit *e, struct mfs_p
 		return put_fake(e, p, err);
 	case TSM_TAG_RESERVED:
 		if (e->len != TSM_RESERVED_LEN)
-			return mfs_error(err, EINVAL, "header/reserved holds exactly %u bytes, not %zu",
+			return mfs_error(err, EINVAL, "expected exactly %u bytes, got %zu (the size of this field cannot change)",
 					 TSM_RESERVED_LEN, e->len);
 		if (mfs_patch_put(p, TSM_RESERVED_OFF, TSM_RESERVED_LEN, e->text, e->len) < 0)
 			return mfs_error(err, ENOMEM, "out of memory");

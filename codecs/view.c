@@ -30,6 +30,16 @@ static size_t dtype_text(const struct mfs_tensor *t, char *buf, size_t size)
 	return n < 0 ? 0 : ((size_t)n < size ? (size_t)n : size - 1);
 }
 
+size_t mfs_tensor_shape_text(const struct mfs_tensor *t, char *buf, size_t size)
+{
+	return shape_text(t, buf, size);
+}
+
+size_t mfs_tensor_dtype_text(const struct mfs_tensor *t, char *buf, size_t size)
+{
+	return dtype_text(t, buf, size);
+}
+
 static uint64_t data_size(const struct mfs_tensor *t)
 {
 	return t->nelem * t->esize;

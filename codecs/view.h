@@ -19,6 +19,13 @@
 #include "edit.h"
 #include "model.h"
 
+/* What a tensor's `shape` and `dtype` views hold ("2 3\n", "float32\n"),
+ * written to buf (no NUL added; with 1024 bytes, exactly what the views
+ * show, as they use as much); returns the length, newline included. Reads
+ * only the model, never the source. */
+size_t mfs_tensor_shape_text(const struct mfs_tensor *t, char *buf, size_t size);
+size_t mfs_tensor_dtype_text(const struct mfs_tensor *t, char *buf, size_t size);
+
 /* Per open file: the last rendered chunk, so sequential reads render each
  * chunk once. May be NULL (then nothing is cached). */
 struct mfs_rcache;
@@ -66,6 +73,7 @@ struct mfs_content {
 struct mfs_check {
 	uint64_t off;     /* bytes of text already checked */
 	uint64_t count;   /* values found in them */
+	uint64_t lines;   /* newlines in them */
 };
 int mfs_view_check_prefix(struct mfs_model *m, mfs_id id, const char *text, size_t len,
 			  struct mfs_check *st, struct mfs_err *err);

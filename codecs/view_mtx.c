@@ -121,8 +121,8 @@ static int parse_value(const struct mfs_tensor *t, struct mfs_tokens *tk, uint8_
 	bool cplx = t->dtype == MFS_DT_C64 || t->dtype == MFS_DT_C128;
 	for (int part = 0; part < (cplx ? 2 : 1); part++) {
 		if (!mfs_next_token(tk, &tok, &n))
-			return mfs_error(err, EINVAL, "matrix.mtx line %llu: missing value",
-					 (unsigned long long)line);
+			return mfs_error(err, EINVAL, "line %llu: expected \"row column value\", found no %s",
+					 (unsigned long long)line, part ? "imaginary part" : "value");
 		int r;
 		if (t->dtype == MFS_DT_C64) {
 			float f;
@@ -135,11 +135,11 @@ static int parse_value(const struct mfs_tensor *t, struct mfs_tokens *tk, uint8_
 		} else {
 			r = mfs_parse_elem((enum mfs_dtype)t->dtype, tok, n, v);
 		}
-		if (r < 0)
-			return mfs_error(err, -r, "matrix.mtx line %llu: '%.*s' is %s %s",
-					 (unsigned long long)line, (int)(n > 40 ? 40 : n), tok,
-					 r == -ERANGE ? "out of range for" : "not a value of",
-					 mfs_dtype_info((enum mfs_dtype)t->dtype)->name);
+		if (r < 0) {
+			char where[32];
+			snprintf(where, sizeof(where), "line %llu", (unsigned long long)line);
+			return mfs_value_error(err, r, (enum mfs_dtype)t->dtype, tok, n, where);
+		}
 	}
 	return 0;
 }
@@ -151,7 +151,9 @@ int mfs_mtx_write(struct mfs_model *m, mfs_id node, const struct mfs_content *c,
 	char *text = NULL;
 	struct pos *pat = NULL;
 	uint64_t *rows = NULL, *cols = NULL;
-	uint8_t *vals = NULL, *seen = NULL;
+	uint8_t *vals = NULL;
+	uint64_t *seen = NULL;
+	char q[MFS_QUOTE_MAX];
 	int r = mfs_content_load(c, &text, err);
 	if (r < 0)
 		return r;
@@ -161,7 +163,7 @@ int mfs_mtx_write(struct mfs_model *m, mfs_id node, const struct mfs_content *c,
 	rows = malloc((size_t)nnz * sizeof(uint64_t) + 1);
 	cols = malloc((size_t)nnz * sizeof(uint64_t) + 1);
 	vals = malloc((size_t)nnz * es + 1);
-	seen = calloc((size_t)nnz + 1, 1);
+	seen = calloc((size_t)nnz + 1, sizeof(*seen));
 	if (!pat || !rows || !cols || !vals || !seen) {
 		r = mfs_error(err, ENOMEM, "out of memory");
 		goto out;
@@ -180,11 +182,15 @@ int mfs_mtx_write(struct mfs_model *m, mfs_id node, const struct mfs_content *c,
 		line++;
 		if (!header) {
 			if (le - ls < 14 || strncmp(ls, "%%MatrixMarket", 14) != 0) {
-				r = mfs_error(err, EINVAL, "matrix.mtx must start with a %%%%MatrixMarket line");
+				r = mfs_error(err, EINVAL,
+					      "line 1: expected \"%%%%MatrixMarket matrix coordinate ...\", found %s",
+					      mfs_quote(q, ls, (size_t)(le - ls)));
 				goto out;
 			}
 			if (!memmem(ls, (size_t)(le - ls), "coordinate", 10)) {
-				r = mfs_error(err, EINVAL, "matrix.mtx must be in coordinate format");
+				r = mfs_error(err, EINVAL,
+					      "line 1: expected the coordinate format (\"%%%%MatrixMarket matrix coordinate ...\"), found %s",
+					      mfs_quote(q, ls, (size_t)(le - ls)));
 				goto out;
 			}
 			header = true;
@@ -200,16 +206,19 @@ int mfs_mtx_write(struct mfs_model *m, mfs_id node, const struct mfs_content *c,
 			if (mfs_parse_u64(tok, n, UINT64_MAX, &a) < 0 || !mfs_next_token(&tk, &tok, &n) ||
 			    mfs_parse_u64(tok, n, UINT64_MAX, &b) < 0 || !mfs_next_token(&tk, &tok, &n) ||
 			    mfs_parse_u64(tok, n, UINT64_MAX, &z) < 0) {
-				r = mfs_error(err, EINVAL, "matrix.mtx line %llu: expected 'rows cols entries'",
-					      (unsigned long long)line);
+				r = mfs_error(err, EINVAL, "line %llu: expected \"rows columns entries\" (%llu %llu %llu), found %s",
+					      (unsigned long long)line, (unsigned long long)R,
+					      (unsigned long long)C, (unsigned long long)nnz,
+					      mfs_quote(q, ls, (size_t)(le - ls)));
 				goto out;
 			}
 			if (a != R || b != C || z != nnz) {
 				r = mfs_error(err, EINVAL,
-					      "matrix.mtx says %llu x %llu with %llu entries; the matrix is %llu x %llu with %llu (the sparsity pattern cannot change)",
-					      (unsigned long long)a, (unsigned long long)b,
-					      (unsigned long long)z, (unsigned long long)R,
-					      (unsigned long long)C, (unsigned long long)nnz);
+					      "line %llu: the size line says %llu x %llu with %llu entries, expected %llu x %llu with %llu (the shape and the sparsity pattern cannot change)",
+					      (unsigned long long)line, (unsigned long long)a,
+					      (unsigned long long)b, (unsigned long long)z,
+					      (unsigned long long)R, (unsigned long long)C,
+					      (unsigned long long)nnz);
 				goto out;
 			}
 			sizes = true;
@@ -217,34 +226,47 @@ int mfs_mtx_write(struct mfs_model *m, mfs_id node, const struct mfs_content *c,
 		}
 		if (mfs_parse_u64(tok, n, UINT64_MAX, &a) < 0 || !mfs_next_token(&tk, &tok, &n) ||
 		    mfs_parse_u64(tok, n, UINT64_MAX, &b) < 0 || a == 0 || b == 0) {
-			r = mfs_error(err, EINVAL, "matrix.mtx line %llu: expected 'row col value' (1-based)",
-				      (unsigned long long)line);
+			r = mfs_error(err, EINVAL,
+				      "line %llu: expected \"row column value\" with row 1 to %llu and column 1 to %llu, found %s",
+				      (unsigned long long)line, (unsigned long long)R, (unsigned long long)C,
+				      mfs_quote(q, ls, (size_t)(le - ls)));
 			goto out;
 		}
 		struct pos key = {a - 1, b - 1, 0};
 		struct pos *hit = bsearch(&key, pat, (size_t)nnz, sizeof(*pat), cmp_pos);
 		if (!hit) {
 			r = mfs_error(err, EINVAL,
-				      "matrix.mtx line %llu: (%llu, %llu) is not a stored entry (the sparsity pattern cannot change)",
+				      "line %llu: (%llu, %llu) is not one of the %llu stored entries (the sparsity pattern cannot change)",
 				      (unsigned long long)line, (unsigned long long)a,
-				      (unsigned long long)b);
+				      (unsigned long long)b, (unsigned long long)nnz);
 			goto out;
 		}
 		if (seen[hit->i]) {
-			r = mfs_error(err, EINVAL, "matrix.mtx line %llu: entry (%llu, %llu) given twice",
+			r = mfs_error(err, EINVAL, "line %llu: entry (%llu, %llu) is given twice (first on line %llu)",
 				      (unsigned long long)line, (unsigned long long)a,
-				      (unsigned long long)b);
+				      (unsigned long long)b, (unsigned long long)seen[hit->i]);
 			goto out;
 		}
-		seen[hit->i] = 1;
+		seen[hit->i] = line;
 		r = parse_value(t, &tk, vals + hit->i * es, line, err);
 		if (r < 0)
 			goto out;
 		got++;
 	}
-	if (!sizes || got != nnz) {
-		r = mfs_error(err, EINVAL, "matrix.mtx has %llu entries, expected %llu",
-			      (unsigned long long)got, (unsigned long long)nnz);
+	if (!header || !sizes) {
+		r = mfs_error(err, EINVAL, "expected a %s line, found %s",
+			      header ? "\"rows columns entries\"" : "\"%%MatrixMarket matrix coordinate ...\"",
+			      "the end of the text");
+		goto out;
+	}
+	if (got != nnz) {
+		uint64_t miss = 0;
+		while (miss < nnz && seen[pat[miss].i])
+			miss++;
+		r = mfs_error(err, EINVAL, "expected %llu entries, got %llu (the first missing is (%llu, %llu))",
+			      (unsigned long long)nnz, (unsigned long long)got,
+			      (unsigned long long)pat[miss < nnz ? miss : 0].r + 1,
+			      (unsigned long long)pat[miss < nnz ? miss : 0].c + 1);
 		goto out;
 	}
 	r = mfs_submit_values(m, t, vals, p, err);

@@ -90,9 +90,11 @@ static int find_key(const char *d, const char *end, const char *key, const char 
 int mfs_npy_parse_header(const char *buf, size_t len, struct mfs_npy_info *info,
 			 struct mfs_err *err)
 {
+	char q[MFS_QUOTE_MAX];
 	memset(info, 0, sizeof(*info));
 	if (len < 10 || memcmp(buf, "\x93NUMPY", 6) != 0)
-		return mfs_error(err, EINVAL, "not a .npy file (no \\x93NUMPY magic)");
+		return mfs_error(err, EINVAL, "not a .npy file: expected \"\\x93NUMPY\" at byte 0, found %s",
+				 mfs_quote(q, buf, len < 6 ? len : 6));
 	uint8_t major = (uint8_t)buf[6];
 	size_t hlen, start;
 	if (major == 1) {
@@ -100,27 +102,29 @@ int mfs_npy_parse_header(const char *buf, size_t len, struct mfs_npy_info *info,
 		start = 10;
 	} else if (major == 2 || major == 3) {
 		if (len < 12)
-			return mfs_error(err, EINVAL, "truncated .npy header");
+			return mfs_error(err, EINVAL, "truncated: a .npy %u.0 header needs 12 bytes, the file has %zu",
+					 major, len);
 		hlen = mfs_le32(buf + 8);
 		start = 12;
 	} else {
-		return mfs_error(err, EINVAL, ".npy version %u is not supported", major);
+		return mfs_error(err, EINVAL, ".npy format version %u, expected 1, 2 or 3", major);
 	}
 	if (hlen > len - start)
-		return mfs_error(err, EINVAL, "truncated .npy header");
+		return mfs_error(err, EINVAL,
+				 "truncated: the .npy header says %zu bytes of header at byte %zu, the file has %zu",
+				 hlen, start, len);
 	const char *d = buf + start, *end = d + hlen;
 	info->data_off = start + hlen;
 	const char *vs, *ve;
 	/* descr */
 	if (find_key(d, end, "descr", &vs, &ve) < 0)
-		return mfs_error(err, EINVAL, ".npy header has no 'descr'");
+		return mfs_error(err, EINVAL, "expected a 'descr' key in the .npy header, found %s",
+				 mfs_quote(q, d, hlen));
 	char descr[128];
 	size_t dl = (size_t)(ve - vs);
-	if (dl >= sizeof(descr))
-		return mfs_error(err, EINVAL, ".npy dtype is not supported");
+	if (dl >= sizeof(descr) || ((*vs == '\'' || *vs == '"') && dl < 2))
+		return mfs_error(err, EINVAL, ".npy dtype %s is not supported", mfs_quote(q, vs, dl));
 	if (*vs == '\'' || *vs == '"') {
-		if (dl < 2)
-			return mfs_error(err, EINVAL, "bad .npy descr");
 		memcpy(descr, vs + 1, dl - 2);
 		descr[dl - 2] = '\0';
 	} else {
@@ -129,39 +133,48 @@ int mfs_npy_parse_header(const char *buf, size_t len, struct mfs_npy_info *info,
 	}
 	info->dtype = mfs_dtype_from_npy(descr, strlen(descr));
 	if (info->dtype == MFS_DT_INVALID)
-		return mfs_error(err, EINVAL, ".npy dtype %s is not supported (big-endian or unknown)",
-				 descr);
+		return mfs_error(err, EINVAL,
+				 ".npy dtype %s is not supported (expected a little-endian number type: bool, int, uint, float or complex)",
+				 mfs_quote(q, descr, strlen(descr)));
 	/* fortran_order */
 	if (find_key(d, end, "fortran_order", &vs, &ve) < 0)
-		return mfs_error(err, EINVAL, ".npy header has no 'fortran_order'");
+		return mfs_error(err, EINVAL, "expected a 'fortran_order' key in the .npy header, found %s",
+				 mfs_quote(q, d, hlen));
 	if (ve - vs == 4 && memcmp(vs, "True", 4) == 0)
 		info->fortran = true;
 	else if (!(ve - vs == 5 && memcmp(vs, "False", 5) == 0))
-		return mfs_error(err, EINVAL, "bad .npy fortran_order");
+		return mfs_error(err, EINVAL, ".npy 'fortran_order' is %s, expected True or False",
+				 mfs_quote(q, vs, (size_t)(ve - vs)));
 	/* shape */
-	if (find_key(d, end, "shape", &vs, &ve) < 0 || *vs != '(' || ve[-1] != ')')
-		return mfs_error(err, EINVAL, ".npy header has no 'shape' tuple");
+	if (find_key(d, end, "shape", &vs, &ve) < 0)
+		return mfs_error(err, EINVAL, "expected a 'shape' key in the .npy header, found %s",
+				 mfs_quote(q, d, hlen));
+	if (*vs != '(' || ve[-1] != ')')
+		return mfs_error(err, EINVAL, ".npy 'shape' is %s, expected a tuple such as (2, 3)",
+				 mfs_quote(q, vs, (size_t)(ve - vs)));
 	for (const char *p = vs + 1; p < ve - 1;) {
 		p = skip_ws(p, ve - 1);
 		if (p >= ve - 1)
 			break;
 		uint64_t v = 0;
-		const char *q = p;
-		while (q < ve - 1 && *q >= '0' && *q <= '9') {
+		const char *r = p;
+		while (r < ve - 1 && *r >= '0' && *r <= '9') {
 			if (v > (UINT64_MAX - 9) / 10)
-				return mfs_error(err, EINVAL, ".npy shape too large");
-			v = v * 10 + (uint64_t)(*q - '0');
-			q++;
+				return mfs_error(err, EINVAL, ".npy 'shape' %s: a size does not fit in 64 bits",
+						 mfs_quote(q, vs, (size_t)(ve - vs)));
+			v = v * 10 + (uint64_t)(*r - '0');
+			r++;
 		}
-		if (q == p)
-			return mfs_error(err, EINVAL, "bad .npy shape");
+		if (r == p)
+			return mfs_error(err, EINVAL, ".npy 'shape' is %s, expected a tuple of sizes such as (2, 3)",
+					 mfs_quote(q, vs, (size_t)(ve - vs)));
 		if (info->ndim == 32)
-			return mfs_error(err, EINVAL, ".npy array has more than 32 dimensions");
+			return mfs_error(err, EINVAL, ".npy 'shape' has more than 32 dimensions, at most 32 are supported");
 		info->dims[info->ndim++] = v;
-		q = skip_ws(q, ve - 1);
-		if (q < ve - 1 && *q == ',')
-			q++;
-		p = q;
+		r = skip_ws(r, ve - 1);
+		if (r < ve - 1 && *r == ',')
+			r++;
+		p = r;
 	}
 	return 0;
 }

@@ -1,7 +1,9 @@
 /* Writing views: parse and check what a user wrote (text, .npy, data bytes),
  * diff it against the old values and hand the codec an edit (edit.h). */
 #include <errno.h>
+#include <float.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,6 +50,45 @@ bool mfs_next_token(struct mfs_tokens *t, const char **tok, size_t *n)
 	*n = i - st;
 	t->pos = i;
 	return true;
+}
+
+/* Where logical element i of t is, for a message: "value 3, line 1", or
+ * "value 3 at [0, 2], line 1" (the index as NumPy's, from 0). */
+static const char *value_where(char out[160], const struct mfs_tensor *t, uint64_t i,
+			       uint64_t line)
+{
+	int k = snprintf(out, 160, "value %llu", (unsigned long long)i + 1);
+	if (t->ndim >= 2 && i < t->nelem && t->ndim <= 8) {
+		uint64_t idx[8], rest = i;
+		for (uint32_t d = t->ndim; d-- > 0;) {
+			idx[d] = t->dims[d] ? rest % t->dims[d] : 0;
+			rest = t->dims[d] ? rest / t->dims[d] : 0;
+		}
+		k += snprintf(out + k, (size_t)(160 - k), " at [");
+		for (uint32_t d = 0; d < t->ndim && k < 120; d++)
+			k += snprintf(out + k, (size_t)(160 - k), "%s%llu", d ? ", " : "",
+				      (unsigned long long)idx[d]);
+		k += snprintf(out + k, (size_t)(160 - k), "]");
+	}
+	snprintf(out + k, (size_t)(160 - k), ", line %llu", (unsigned long long)line);
+	return out;
+}
+
+/* "expected 24 values for shape 2 3 4, got 23" and what to do instead; line:
+ * where the first value too many is (0: the count is final). */
+static int count_error(struct mfs_err *err, const struct mfs_tensor *t, uint64_t got,
+		       uint64_t line)
+{
+	char sh[MFS_SHAPE_TEXT], at[64] = "";
+	bool hint = t->flags & MFS_TF_RESHAPE;
+	if (line)
+		snprintf(at, sizeof(at), "value %llu is on line %llu%s", (unsigned long long)got,
+			 (unsigned long long)line, hint ? "; " : "");
+	return mfs_error(err, EINVAL, "expected %llu value%s for shape %s, got %s%llu%s%s%s%s",
+			 (unsigned long long)t->nelem, t->nelem == 1 ? "" : "s",
+			 mfs_shape_text(sh, t->ndim, t->dims), line ? "at least " : "",
+			 (unsigned long long)got, line || hint ? " (" : "", at,
+			 hint ? "the shape changes through data.npy only" : "", line || hint ? ")" : "");
 }
 
 int mfs_submit_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_patch *p,
@@ -259,6 +300,40 @@ static int reshape_edit(struct mfs_model *m, const struct mfs_tensor *t, enum mf
 	return mfs_submit_edit(m, &e, p, err);
 }
 
+/* The first of n nonzero values of a dense form of sparse t that no stored
+ * entry (rows, cols: the pattern) holds. */
+static int stray_nonzero(struct mfs_err *err, const struct mfs_tensor *t, const uint8_t *dense,
+			 const uint64_t *rows, const uint64_t *cols, uint64_t n)
+{
+	static const uint8_t zero[16];
+	unsigned es = t->esize;
+	uint64_t ncols = t->ndim > 1 ? t->dims[1] : 1;
+	uint8_t *stored = calloc((size_t)(t->nelem / 8 + 1), 1);
+	uint64_t at = t->nelem;
+	if (stored) {
+		at = 0;
+		for (uint64_t i = 0; i < t->nnz; i++) {
+			uint64_t k = rows[i] * ncols + cols[i];
+			stored[k / 8] |= (uint8_t)(1u << (k % 8));
+		}
+		while (at < t->nelem && (memcmp(dense + at * es, zero, es) == 0 ||
+					 (stored[at / 8] >> (at % 8)) & 1))
+			at++;
+		free(stored);
+	}
+	if (at == t->nelem)  /* out of memory: no position */
+		return mfs_error(err, EINVAL,
+				 "%llu nonzero value%s where the sparse matrix stores no entry (the sparsity pattern cannot change)",
+				 (unsigned long long)n, n == 1 ? "" : "s");
+	char num[MFS_NUM_MAX];
+	size_t l = mfs_fmt_elem(num, (enum mfs_dtype)t->dtype, dense + at * es);
+	return mfs_error(err, EINVAL,
+			 "[%llu, %llu] is %.*s, expected 0: the sparse matrix stores no entry there "
+			 "(%llu such value%s; the sparsity pattern cannot change)",
+			 (unsigned long long)(at / ncols), (unsigned long long)(at % ncols), (int)l, num,
+			 (unsigned long long)n, n == 1 ? "" : "s");
+}
+
 /* A sparse tensor written densely (values.txt, data.npy): the stored
  * entries take the new values; anything else must stay zero. */
 static int dense_to_entries(struct mfs_model *m, const struct mfs_tensor *t,
@@ -287,9 +362,7 @@ static int dense_to_entries(struct mfs_model *m, const struct mfs_tensor *t,
 	for (uint64_t i = 0; i < t->nelem; i++)
 		nz_all += memcmp(dense + i * es, zero, es) != 0;
 	if (nz_all != nz_in) {
-		r = mfs_error(err, EINVAL,
-			      "%llu nonzero value(s) where the sparse matrix stores no entry (the sparsity pattern cannot change)",
-			      (unsigned long long)(nz_all - nz_in));
+		r = stray_nonzero(err, t, dense, rows, cidx, nz_all - nz_in);
 		goto out;
 	}
 	r = mfs_submit_values(m, t, vals, p, err);
@@ -334,8 +407,8 @@ static int write_values(struct mfs_model *m, const struct mfs_tensor *t,
 		if (len == t->nelem) {
 			r = submit_logical(m, t, (uint8_t *)text, p, err);
 		} else if (!(t->flags & MFS_TF_RESHAPE)) {
-			r = mfs_error(err, EINVAL, "this string must stay %llu bytes long",
-				      (unsigned long long)t->nelem);
+			r = mfs_error(err, EINVAL, "expected %llu bytes, got %zu (this string cannot change length)",
+				      (unsigned long long)t->nelem, len);
 		} else {
 			uint64_t dims[1] = {len};
 			uint8_t *kept = mfs_patch_keep(p, len);
@@ -362,18 +435,16 @@ static int write_values(struct mfs_model *m, const struct mfs_tensor *t,
 		if (i < t->nelem) {
 			r = mfs_parse_elem((enum mfs_dtype)t->dtype, tok, n, vals + i * es);
 			if (r < 0) {
-				r = mfs_error(err, -r, "value %llu ('%.*s') is %s %s",
-					      (unsigned long long)i + 1, (int)(n > 40 ? 40 : n), tok,
-					      r == -ERANGE ? "out of range for" : "not a valid",
-					      mfs_dtype_info((enum mfs_dtype)t->dtype)->name);
+				char where[160];
+				value_where(where, t, i, mfs_line_of(text, (size_t)(tok - text)));
+				r = mfs_value_error(err, r, (enum mfs_dtype)t->dtype, tok, n, where);
 				goto out;
 			}
 		}
 		i++;
 	}
 	if (i != t->nelem) {
-		r = mfs_error(err, EINVAL, "expected %llu values, got %llu (the shape is fixed: use data.npy to reshape)",
-			      (unsigned long long)t->nelem, (unsigned long long)i);
+		r = count_error(err, t, i, 0);
 		goto out;
 	}
 	r = submit_logical(m, t, vals, p, err);
@@ -390,8 +461,11 @@ static int write_data(struct mfs_model *m, const struct mfs_tensor *t,
 	uint64_t size = t->nelem * es;
 	if (c->size != size)
 		return mfs_error(err, EINVAL,
-				 "data must stay %llu bytes (got %llu): it cannot change size; reshape through data.npy",
-				 (unsigned long long)size, (unsigned long long)c->size);
+				 "data must stay %llu bytes (%llu %s values), got %llu (%s)",
+				 (unsigned long long)size, (unsigned long long)t->nelem,
+				 mfs_dtype_info((enum mfs_dtype)t->dtype)->name, (unsigned long long)c->size,
+				 (t->flags & MFS_TF_RESHAPE) ? "write data.npy to change the shape"
+							     : "its size cannot change");
 	if (es == 0 || size == 0)
 		return 1;
 	struct mfs_extent all = {0, size};
@@ -440,27 +514,44 @@ static int write_npy(struct mfs_model *m, const struct mfs_tensor *t,
 	enum mfs_dtype dt = in.dtype;
 	if (t->dtype == MFS_DT_CHAR8 && dt == MFS_DT_U8)
 		dt = MFS_DT_CHAR8;
-	const char *oldname = mfs_dtype_info((enum mfs_dtype)t->dtype)->name;
+	const struct mfs_dtype_info *od = mfs_dtype_info((enum mfs_dtype)t->dtype);
+	const struct mfs_dtype_info *nd = mfs_dtype_info(in.dtype);
+	char sh[MFS_SHAPE_TEXT], osh[MFS_SHAPE_TEXT];
 	if (dt != t->dtype) {
-		bool numeric_to_numeric = mfs_dtype_info(dt)->numeric && t->dtype != MFS_DT_CHAR8;
-		if (!(t->flags & MFS_TF_RETYPE) || !numeric_to_numeric)
-			return mfs_error(err, EINVAL, "data.npy must keep dtype %s (got %s)", oldname,
-					 mfs_dtype_info(dt)->name);
+		bool numeric_to_numeric = nd->numeric && t->dtype != MFS_DT_CHAR8;
+		if (!(t->flags & MFS_TF_RETYPE))
+			return mfs_error(err, EINVAL,
+					 "the array has dtype %s (%s), expected %s (%s): the dtype cannot change",
+					 nd->npy, nd->name, od->npy ? od->npy : "?",
+					 t->dtype == MFS_DT_CHAR8 ? "uint8, the string's bytes" : od->name);
+		if (!numeric_to_numeric)
+			return mfs_error(err, EINVAL,
+					 "the array has dtype %s (%s), expected a numeric dtype (was %s)",
+					 nd->npy, nd->name, od->name);
 	}
 	bool same_shape = in.ndim == t->ndim;
 	for (uint32_t i = 0; same_shape && i < in.ndim; i++)
 		same_shape = in.dims[i] == t->dims[i];
 	if (!same_shape && !(t->flags & MFS_TF_RESHAPE))
-		return mfs_error(err, EINVAL, "data.npy must keep the shape (this format cannot change it)");
+		return mfs_error(err, EINVAL, "the array has shape %s, expected %s (%s)",
+				 mfs_shape_text(sh, in.ndim, in.dims), mfs_shape_text(osh, t->ndim, t->dims),
+				 (t->flags & MFS_TF_SPARSE) ? "the sparsity pattern fixes the shape"
+							    : "this format cannot change the shape");
 	unsigned es = mfs_dtype_info(dt)->size;
 	uint64_t n = 1, bytes;
-	for (uint32_t i = 0; i < in.ndim; i++)
-		if (!mfs_mul_ok(n, in.dims[i], &n))
-			return mfs_error(err, EINVAL, "data.npy shape overflows");
-	if (!mfs_mul_ok(n, es, &bytes) || c->size < in.data_off || c->size - in.data_off != bytes)
-		return mfs_error(err, EINVAL, "data.npy holds %llu data bytes; its header needs %llu",
-				 (unsigned long long)(c->size - (c->size < in.data_off ? c->size : in.data_off)),
-				 (unsigned long long)bytes);
+	bool fits = true;
+	for (uint32_t i = 0; fits && i < in.ndim; i++)
+		fits = mfs_mul_ok(n, in.dims[i], &n);
+	if (!fits || !mfs_mul_ok(n, es, &bytes))
+		return mfs_error(err, EINVAL, "the .npy header says shape %s of %s: more than 2^64 bytes",
+				 mfs_shape_text(sh, in.ndim, in.dims), nd->name);
+	if (c->size < in.data_off || c->size - in.data_off != bytes)
+		return mfs_error(err, EINVAL,
+				 "%s: the .npy header says %llu bytes of data (shape %s, %s) at byte %llu, the file has %llu",
+				 c->size < in.data_off || c->size - in.data_off < bytes ? "truncated"
+											: "extra bytes",
+				 (unsigned long long)bytes, mfs_shape_text(sh, in.ndim, in.dims), nd->name,
+				 (unsigned long long)in.data_off, (unsigned long long)c->size);
 	uint8_t *body = malloc((size_t)bytes + 1);
 	if (!body)
 		return mfs_error(err, ENOMEM, "out of memory");
@@ -598,17 +689,19 @@ static int check_values(const struct mfs_tensor *t, const char *text, size_t len
 	uint8_t scratch[64];
 	while (mfs_next_token(&tk, &tok, &n)) {
 		st->count++;
-		if (st->count > t->nelem)
-			return mfs_error(err, EINVAL, "more than the %llu values the shape holds",
-					 (unsigned long long)t->nelem);
-		int r = mfs_parse_elem((enum mfs_dtype)t->dtype, tok, n, scratch);
-		if (r < 0)
-			return mfs_error(err, -r, "value %llu ('%.*s') is %s %s",
-					 (unsigned long long)st->count, (int)(n > 40 ? 40 : n), tok,
-					 r == -ERANGE ? "out of range for" : "not a valid",
-					 mfs_dtype_info((enum mfs_dtype)t->dtype)->name);
+		bool over = st->count > t->nelem;
+		int r = over ? 0 : mfs_parse_elem((enum mfs_dtype)t->dtype, tok, n, scratch);
+		if (!over && r == 0)
+			continue;
+		uint64_t line = st->lines + mfs_line_of(text, (size_t)(tok - text));
+		if (over)
+			return count_error(err, t, st->count, line);
+		char where[160];
+		value_where(where, t, st->count - 1, line);
+		return mfs_value_error(err, r, (enum mfs_dtype)t->dtype, tok, n, where);
 	}
 	st->off += end;
+	st->lines += mfs_line_of(text, end) - 1;
 	return 0;
 }
 

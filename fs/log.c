@@ -1,5 +1,6 @@
 /* Logging: one function for every message, and the error lines users see in
- * MOUNTPOINT/.modelfs/errors ("<ISO time> <path>: <message>", newest last). */
+ * MOUNTPOINT/.modelfs/errors ("<ISO time> <path>: <message>", newest last):
+ * each refused change or unreadable file is one line, in the log and there. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -67,9 +68,14 @@ void log_error(const struct inode *where, const char *name, int code, const char
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	const char *what = msg && msg[0] ? msg : strerror(code);
 	char *line;
+	int n0 = (int)strlen(when) + 1;
 	if (asprintf(&line, "%s %s: %s\n", when, path[0] ? path : ".", what) < 0)
 		return;
-	log_msg(LOG_ERR, "%s: %s", path[0] ? path : ".", what);
+	/* One event, one line: names from files may hold control bytes. */
+	for (char *c = line; c[1]; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?';
+	log_msg(LOG_ERR, "%.*s", (int)strlen(line + n0) - 1, line + n0);
 	pthread_mutex_lock(&lock);
 	if (count == ERRORS_MAX_LINES) {
 		free(lines[first]);

@@ -15,42 +15,68 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "commit.h"
 #include "fs.h"
 #include "ops.h"
 
 struct fsstate fs;
 
+/* The --help text: every option, with its default in brackets. Kept in
+ * step with the option tables below and with the man page (fs/modelfs.1). */
 static const char usage[] =
 	"usage: modelfs [options] SOURCE MOUNTPOINT\n"
 	"\n"
 	"Shows SOURCE at MOUNTPOINT with every model file (primitiv, PLearn, DAPHNE,\n"
-	"TenniS) as a directory of its contents. Unmount with fusermount3 -u MOUNTPOINT.\n"
+	"TenniS) as a directory of its contents. Unmount with fusermount3 -u MOUNTPOINT\n"
+	"(or umount MOUNTPOINT as root). See modelfs(1).\n"
 	"\n"
-	"options:\n"
+	"options (default in brackets):\n"
 	"    -h, --help             this help\n"
 	"    -V, --version          version\n"
-	"    -f                     stay in the foreground\n"
-	"    -d                     debug output (implies -f)\n"
-	"    -s                     one thread only\n"
-	"    -o ro                  read-only mount\n"
-	"    -o allow_other         let other users in (default_permissions is then on)\n"
-	"    -o log=FILE            log to FILE (default: stderr in the foreground, else syslog)\n"
-	"    -o timeout=SECONDS     kernel cache time of names and attributes (default 86400;\n"
-	"                           changes are invalidated when they happen)\n"
-	"    -o max_buffer=BYTES    most bytes written to one view before it is closed\n"
-	"                           (default 1G; beyond it writes fail with EFBIG)\n"
+	"    -f                     stay in the foreground [off: detach once mounted]\n"
+	"    -d, -o debug           log every FUSE request (implies -f) [off]\n"
+	"    -s                     one thread only [off]\n"
+	"    -r, -o ro              read-only mount [off]\n"
+	"    -o rw                  read-write mount [on]\n"
+	"    -o allow_other         let other users in; the kernel checks permissions\n"
+	"                           (default_permissions is always on) [off]\n"
+	"    -o log=FILE            log to FILE, appending [stderr with -f, else syslog]\n"
+	"    -o timeout=SECONDS     kernel cache time of names and attributes; changes\n"
+	"                           are invalidated when they happen [86400]\n"
+	"    -o max_buffer=BYTES    most bytes written to one view before it is closed;\n"
+	"                           beyond it writes fail with EFBIG [1G]\n"
 	"    -o max_scratch=BYTES   most bytes held by editor scratch files in model\n"
-	"                           directories, all together (default 256M; then ENOSPC)\n"
-	"    -o no_inplace          commit every change by rewriting the whole file\n"
-	"    -o <fuse options>      passed to libfuse (see mount.fuse3(8))\n";
+	"                           directories, all together; then ENOSPC [256M]\n"
+	"                           (BYTES: a number with an optional k, M, G or T)\n"
+	"    -o no_inplace          commit every change by rewriting the whole file [off]\n"
+	"    -o no_fsync            commit without fsync; not crash-safe, for tests [off]\n"
+	"\n"
+	"libfuse options:\n"
+	"    -o max_threads=N       most worker threads [10]\n"
+	"    -o max_idle_threads=N  most idle worker threads kept [-1: all]\n"
+	"    -o clone_fd            one /dev/fuse descriptor per thread [off]\n"
+	"    -o allow_root          let root in besides the mounting user [off]\n"
+	"    -o auto_unmount        unmount when modelfs exits [off]\n"
+	"    -o fsname=NAME         source shown in mount tables [SOURCE's full path]\n"
+	"    -o subtype=NAME        type shown in mount tables as fuse.NAME [modelfs]\n"
+	"    -o OPTION              other options go to libfuse (see mount.fuse3(8))\n"
+	"\n"
+	"mount(8) options: dev, nodev, suid, nosuid, exec, noexec, sync, async,\n"
+	"dirsync, atime and noatime go to the kernel [nosuid,nodev]; defaults,\n"
+	"auto, noauto, user, users, nouser, owner, group, nofail, _netdev, relatime,\n"
+	"norelatime, strictatime, nostrictatime, lazytime, nolazytime, diratime,\n"
+	"nodiratime, iversion, noiversion, mand, nomand, silent, loud, comment=...\n"
+	"and x-... are accepted and ignored (fstab: SOURCE MOUNTPOINT fuse.modelfs\n"
+	"ro,noauto 0 0).\n";
 
-enum { KEY_HELP, KEY_VERSION, KEY_RO, KEY_ALLOW_OTHER };
+enum { KEY_HELP, KEY_VERSION, KEY_RO, KEY_RW, KEY_ALLOW_OTHER, KEY_IGNORE };
 
 struct cli {
 	char *source;
 	char *max_buffer, *max_scratch;
 	int help, version;
+	int has_fsname, has_subtype;  /* given by the user: ours are not added */
 };
 static struct cli cli;
 
@@ -65,14 +91,44 @@ static const struct fuse_opt fs_opts[] = {
 static const struct fuse_opt cli_opts[] = {
 	{"max_buffer=%s", offsetof(struct cli, max_buffer), 0},
 	{"max_scratch=%s", offsetof(struct cli, max_scratch), 0},
+	{"fsname=", offsetof(struct cli, has_fsname), 1},
+	{"subtype=", offsetof(struct cli, has_subtype), 1},
+	FUSE_OPT_KEY("fsname=", FUSE_OPT_KEY_KEEP),
+	FUSE_OPT_KEY("subtype=", FUSE_OPT_KEY_KEEP),
 	FUSE_OPT_KEY("-h", KEY_HELP),
 	FUSE_OPT_KEY("--help", KEY_HELP),
 	FUSE_OPT_KEY("-V", KEY_VERSION),
 	FUSE_OPT_KEY("--version", KEY_VERSION),
 	FUSE_OPT_KEY("ro", KEY_RO),
+	FUSE_OPT_KEY("-r", KEY_RO),
+	FUSE_OPT_KEY("rw", KEY_RW),
 	FUSE_OPT_KEY("allow_other", KEY_ALLOW_OTHER),
+	FUSE_OPT_KEY("comment=", KEY_IGNORE),
 	FUSE_OPT_END,
 };
+
+/* Options mount(8) and fstab lines may hand on (through mount.fuse3, which
+ * drops only user, nouser, users, auto, noauto, nofail and _netdev) that
+ * neither libfuse nor the kernel's FUSE mount takes: accepted and ignored,
+ * so that an fstab line written for any file system works here. Those
+ * libfuse knows (ro, rw, dev, suid, exec, sync, async, dirsync, atime and
+ * their no- forms) go on to the kernel. */
+static const char *const ignored_mount_opts[] = {
+	"defaults", "auto", "noauto", "user", "users", "nouser", "owner", "group",
+	"nofail", "_netdev", "relatime", "norelatime", "strictatime", "nostrictatime",
+	"lazytime", "nolazytime", "diratime", "nodiratime", "iversion", "noiversion",
+	"mand", "nomand", "silent", "loud",
+};
+
+static bool ignored_mount_opt(const char *arg)
+{
+	if (strncmp(arg, "x-", 2) == 0)  /* x-systemd.*, x-gvfs-*: userspace only */
+		return true;
+	for (size_t k = 0; k < sizeof(ignored_mount_opts) / sizeof(ignored_mount_opts[0]); k++)
+		if (strcmp(arg, ignored_mount_opts[k]) == 0)
+			return true;
+	return false;
+}
 
 static int cli_proc(void *data, const char *arg, int key, struct fuse_args *out)
 {
@@ -85,6 +141,8 @@ static int cli_proc(void *data, const char *arg, int key, struct fuse_args *out)
 			return 0;  /* ours: SOURCE */
 		}
 		return 1;  /* MOUNTPOINT: libfuse's */
+	case FUSE_OPT_KEY_OPT:
+		return ignored_mount_opt(arg) ? 0 : 1;
 	case KEY_HELP:
 		cli.help = 1;
 		return 0;
@@ -94,9 +152,14 @@ static int cli_proc(void *data, const char *arg, int key, struct fuse_args *out)
 	case KEY_RO:
 		fs.o.ro = 1;
 		return 1;  /* the kernel enforces it too */
+	case KEY_RW:
+		fs.o.ro = 0;  /* the last of ro and rw wins, as in mount(8) */
+		return 1;
 	case KEY_ALLOW_OTHER:
 		fs.o.allow_other = 1;
 		return 1;
+	case KEY_IGNORE:
+		return 0;
 	default:
 		return 1;
 	}
@@ -208,6 +271,10 @@ static const struct fuse_lowlevel_ops ops = {
 	.releasedir = op_releasedir,
 	.statfs = op_statfs,
 	.create = op_create,
+	.getxattr = op_getxattr,
+	.listxattr = op_listxattr,
+	.setxattr = op_setxattr,
+	.removexattr = op_removexattr,
 };
 
 /* Parses the command line, mounts and serves until unmounted; the exit
@@ -223,8 +290,8 @@ static int mount_main(struct fuse_args *a, struct fuse_cmdline_opts *co)
 		return 2;
 	if (cli.help) {
 		fputs(usage, stdout);
-		printf("\nlibfuse options:\n");
-		fuse_lowlevel_help();
+		putchar('\n');
+		cli_usage(stdout);
 		return 0;
 	}
 	if (cli.version) {
@@ -260,7 +327,6 @@ static int mount_main(struct fuse_args *a, struct fuse_cmdline_opts *co)
 	fs.gid = getgid();
 	raise_fd_limit();
 	log_init();
-	fuse_set_log_func(fuse_logger);
 	inode_table_init();
 	fs.root = calloc(1, sizeof(*fs.root));
 	fs.root->ino = FUSE_ROOT_ID;
@@ -274,11 +340,23 @@ static int mount_main(struct fuse_args *a, struct fuse_cmdline_opts *co)
 	pthread_mutex_init(&fs.root->rlock, NULL);
 	inode_insert_root(fs.root);
 
-	/* Names of the mount; other users only with the kernel checking
-	 * permissions (and we always ask it to). */
-	char fsname[PATH_MAX + 32];
-	snprintf(fsname, sizeof(fsname), "-ofsname=modelfs,subtype=modelfs,default_permissions");
-	if (fuse_opt_add_arg(a, fsname) != 0)
+	/* Names of the mount: SOURCE's full path as its source in mount tables
+	 * (so that umount SOURCE, df, and mount -a, which compares sources, work
+	 * as for other file systems), fuse.modelfs as its type, unless the user
+	 * named them; other users only with the kernel checking permissions
+	 * (and we always ask it to). */
+	char fsname[PATH_MAX + 16];
+	snprintf(fsname, sizeof(fsname), "fsname=%s", fs.o.source);
+	char *mopts = NULL;
+	int oerr = cli.has_fsname ? 0 : fuse_opt_add_opt_escaped(&mopts, fsname);
+	if (!oerr && !cli.has_subtype)
+		oerr = fuse_opt_add_opt(&mopts, "subtype=modelfs");
+	if (!oerr)
+		oerr = fuse_opt_add_opt(&mopts, "default_permissions");
+	if (!oerr && (fuse_opt_add_arg(a, "-o") != 0 || fuse_opt_add_arg(a, mopts) != 0))
+		oerr = -1;
+	free(mopts);
+	if (oerr)
 		return 1;
 	if (!fs.o.ro) {
 		int rfd = openat(fs.root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -298,6 +376,10 @@ static int mount_main(struct fuse_args *a, struct fuse_cmdline_opts *co)
 		goto out_signals;
 	if (fuse_daemonize(co->foreground) != 0)
 		goto out_unmount;
+	/* libfuse's messages went to stderr until now (a bad option or mount
+	 * point is reported where the command was typed, also through
+	 * mount(8)); from here on they go to the log, as ours do. */
+	fuse_set_log_func(fuse_logger);
 	/* Threads start after daemonizing (fork keeps only the caller). */
 	notify_start();
 	if (watch_start() < 0)
@@ -313,7 +395,8 @@ static int mount_main(struct fuse_args *a, struct fuse_cmdline_opts *co)
 		fuse_loop_cfg_set_clone_fd(lc, co->clone_fd);
 		if (co->max_threads > 0 && co->max_threads != UINT_MAX)  /* set by -o max_threads */
 			fuse_loop_cfg_set_max_threads(lc, co->max_threads);
-		fuse_loop_cfg_set_idle_threads(lc, co->max_idle_threads);
+		if (co->max_idle_threads != UINT_MAX)  /* -1, the default: libfuse's own */
+			fuse_loop_cfg_set_idle_threads(lc, co->max_idle_threads);
 		ret = fuse_session_loop_mt(fs.se, lc);
 		fuse_loop_cfg_destroy(lc);
 	}
@@ -335,6 +418,8 @@ out:
 
 int main(int argc, char *argv[])
 {
+	if (argc > 1 && cli_is_command(argv[1]))
+		return cli_main(argc, argv);
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
 	struct fuse_cmdline_opts co = {0};
 	int ret = mount_main(&args, &co);

@@ -47,6 +47,14 @@ void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
 void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
 void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi);
 
+/* ops_xattr.c: user.modelfs.shape, .dtype, .offset on tensors and their
+ * views; SOURCE entries' user.* attributes, read-only. */
+void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size);
+void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size);
+void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
+		 size_t size, int flags);
+void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name);
+
 /* ops_file.c: open a view or scratch file for a handle (shared by open and
  * create); fills fi. */
 int file_open(struct inode *i, struct fuse_file_info *fi);

@@ -371,10 +371,12 @@ static ssize_t write_view(struct inode *i, struct fh *h, const char *buf, size_t
 		off = (off_t)wbuf_size(h->w->buf);  /* the kernel's size is the committed one */
 	ssize_t r = wbuf_write(h->w->buf, (uint64_t)off, buf, size);
 	if (r == -EFBIG) {
-		char msg[160];
-		snprintf(msg, sizeof(msg), "more than %llu bytes written to one view (-o max_buffer)",
-			 (unsigned long long)fs.o.max_buffer);
-		log_error(i, NULL, EFBIG, msg);
+		/* The change cannot be whole: refused, like bad content. */
+		struct mfs_err err = {0};
+		mfs_error(&err, EFBIG,
+			  "expected at most %llu bytes in one view (-o max_buffer), got a write up to byte %llu",
+			  (unsigned long long)fs.o.max_buffer, (unsigned long long)off + size);
+		return pending_refuse(i, h, &err);
 	}
 	if (r < 0)
 		return r;

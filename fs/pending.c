@@ -55,18 +55,28 @@ static int attach_base(struct inode *vi, struct pending *p)
 	p->base = r;
 	p->node = node;
 	p->dirty = p->truncated = false;
-	p->check = (struct mfs_check){0, 0};
+	p->check = (struct mfs_check){0};
 	p->told = size;
 	return 0;
+}
+
+/* Whether p's content is over the model's current generation (a kept
+ * truncation that a commit has overtaken since is dropped). */
+static bool is_current(struct inode *vi, const struct pending *p)
+{
+	pthread_mutex_lock(&vi->fm->lock);
+	bool cur = !vi->fm->stale && vi->fm->cur == p->base;
+	pthread_mutex_unlock(&vi->fm->lock);
+	return cur;
 }
 
 struct pending *pending_take(struct inode *vi, int *err)
 {
 	struct pending *p = vi->pend;
-	if (p) {
-		vi->pend = NULL;
+	vi->pend = NULL;
+	if (p && is_current(vi, p))
 		return p;
-	}
+	pending_free(p);
 	p = calloc(1, sizeof(*p));
 	if (p)
 		p->rc = mfs_rcache_new();
@@ -90,10 +100,10 @@ int pending_reset(struct inode *vi, struct pending *p)
 	return attach_base(vi, p);
 }
 
-/* The change of fh is refused: it fails from now on, and its file shows
- * the source's content again. */
-static int refuse(struct inode *vi, struct fh *fh, const struct mfs_err *err)
+int pending_refuse(struct inode *vi, struct fh *fh, const struct mfs_err *err)
 {
+	/* Logged once: later writes, flushes and fsyncs of fh return the
+	 * same error without a line of their own. */
 	log_error(vi, NULL, err->code, err->msg);
 	fh->failed = err->code ? err->code : EIO;
 	pending_reset(vi, fh->w);
@@ -104,7 +114,7 @@ int pending_check(struct inode *vi, struct fh *fh, uint64_t off)
 {
 	struct pending *p = fh->w;
 	if (off < p->check.off)
-		p->check = (struct mfs_check){0, 0};  /* rewrote checked bytes: start over */
+		p->check = (struct mfs_check){0};  /* rewrote checked bytes: start over */
 	uint64_t size = wbuf_size(p->buf);
 	if (size <= p->check.off || size - p->check.off > (16u << 20))
 		return 0;  /* nothing new, or a huge unchecked piece: the commit checks */
@@ -117,10 +127,24 @@ int pending_check(struct inode *vi, struct fh *fh, uint64_t off)
 		struct mfs_err err = {0};
 		r = mfs_view_check_prefix(p->base->m, p->node, buf, len, &p->check, &err);
 		if (r < 0)
-			r = refuse(vi, fh, &err);
+			r = pending_refuse(vi, fh, &err);
 	}
 	free(buf);
 	return r;
+}
+
+/* Keep a copy of fh's truncation (no writes since) on vi for the next
+ * writer; best effort. */
+static void park_truncation(struct inode *vi, struct fh *fh)
+{
+	int e = 0;
+	struct pending *q = pending_take(vi, &e);
+	if (!q)
+		return;
+	wbuf_truncate(q->buf, wbuf_size(fh->w->buf));
+	q->truncated = true;
+	vi->pend = q;
+	fh->parked = true;
 }
 
 int pending_commit(struct inode *vi, struct fh *fh)
@@ -129,15 +153,27 @@ int pending_commit(struct inode *vi, struct fh *fh)
 	if (fh->failed)
 		return -fh->failed;
 	/* `echo v > f` flushes the empty, truncated file before writing: that
-	 * neither commits nor fails. */
-	if (!p || !p->dirty)
+	 * neither commits nor fails. A truncation closed without writes
+	 * (`truncate -s 0 f`, then `echo v >> f`) is kept for the next writer
+	 * now: the kernel sends RELEASE later, and the next open may come
+	 * first. */
+	if (!p || !p->dirty) {
+		if (p && p->truncated && !fh->parked)
+			park_truncation(vi, fh);
 		return 0;
+	}
+	if (fh->parked) {
+		/* Written after the truncation it kept: that is superseded. */
+		pending_free(vi->pend);
+		vi->pend = NULL;
+		fh->parked = false;
+	}
 	struct mfs_content c;
 	wbuf_content(p->buf, &c);
 	struct mfs_err err = {0};
 	int r = fsmodel_commit(vi->fm, vi, &c, &err);
 	if (r < 0)
-		return refuse(vi, fh, &err);
+		return pending_refuse(vi, fh, &err);
 	/* Later writes of this file go over what is now committed. */
 	pending_reset(vi, p);
 	return 0;
@@ -147,7 +183,7 @@ void pending_release(struct inode *vi, struct fh *fh)
 {
 	struct pending *p = fh->w;
 	fh->w = NULL;
-	if (p && !fh->failed && !p->dirty && p->truncated) {
+	if (p && !fh->failed && !p->dirty && p->truncated && !fh->parked) {
 		pending_free(vi->pend);
 		vi->pend = p;
 		return;

@@ -31,6 +31,7 @@ struct fh {
 	struct pending *w;        /* views opened for writing: their writes */
 	bool wrote;               /* I_SFILE: written (it may have become a model) */
 	bool append;              /* opened O_APPEND: writes go at the end of its writes */
+	bool parked;              /* its truncation was kept on the view at a flush */
 	int failed;               /* a refused change made on this file (errno) */
 	int fd;                   /* I_SFILE: the source file */
 	char *snap;               /* I_ERRORS: content when opened */
@@ -48,11 +49,16 @@ int pending_reset(struct inode *vi, struct pending *p);
  * fails the write itself. Returns 0 or -errno (the change is then refused:
  * logged, and the file shows the source's content again). */
 int pending_check(struct inode *vi, struct fh *fh, uint64_t off);
+/* The change of fh is refused: logged (one line for the whole change), fh
+ * fails from now on, and its file shows the source's content again.
+ * Returns -errno. Caller holds vi->lock. */
+int pending_refuse(struct inode *vi, struct fh *fh, const struct mfs_err *err);
 /* Commit the writes of fh (flush, fsync, release, and a scratch file
  * renamed over a view). Returns 0 or -errno (logged). */
 int pending_commit(struct inode *vi, struct fh *fh);
 /* The writes of fh are done with: keep them on vi if they are an
- * uncommitted truncation, else free them. Caller holds vi->lock. */
+ * uncommitted truncation not kept at a flush already, else free them.
+ * Caller holds vi->lock. */
 void pending_release(struct inode *vi, struct fh *fh);
 
 #endif

@@ -212,6 +212,26 @@ def test_truncate_then_write():
               % (O, O), "Adam.alpha", 0.125)
 
 
+def test_truncate_then_append_before_release():
+    """The kernel sends RELEASE after close returns, and only once no
+    process holds the file: the truncation must count for the next writer
+    as soon as the truncating file is closed (flushed)."""
+    def param(m):
+        fd = os.open(m.m(VALUES), os.O_WRONLY)
+        os.ftruncate(fd, 0)
+        keep = os.dup(fd)  # closing fd flushes; keep holds off the release
+        os.close(fd)
+        m.sh("echo 1.25 2.5 3.75 -4 5.5 6 >> %s" % VALUES)
+        os.close(keep)
+    def opt(m):
+        m.sh("echo 0.125 > %s/float_configs/Adam.alpha" % O)
+        # an unchanged rewrite after a truncation leaves nothing behind
+        m.sh("echo 0.125 > %s/float_configs/Adam.alpha" % O)
+        m.sh("printf '' >> %s/float_configs/Adam.alpha" % O)
+        eq(m.text(O, "float_configs", "Adam.alpha"), "0.125\n", "after an empty append")
+    tool_test("truncate+dup", param, NEW_CM, opt, "Adam.alpha", 0.125)
+
+
 def test_same_values_change_nothing():
     with Mount([PARAM, OPT]) as m:
         pt = os.stat(m.s(P)).st_mtime_ns
@@ -274,7 +294,7 @@ def test_bad_input_refused():
         eq((sha(m.s(P)), sha(m.s(O))), sums, "source changed")
         eq(m.text(VALUES), "0.49800006 1.502 2.5019999\n10.497999 11.497999 12.497999\n")
         err = m.errors()
-        check("expected 6 values, got 5" in err, err)
+        check("expected 6 values for shape 2 3, got 5" in err, err)
         check("out of range" in err, err)
 
 
@@ -317,5 +337,6 @@ def test_editor_scratch_files():
 if __name__ == "__main__":
     run([test_echo, test_shell_redirect, test_printf, test_sed_inplace, test_vim_ex,
          test_vim_defaults, test_cp, test_python_open, test_numpy_save, test_dd_notrunc,
-         test_truncate_then_write, test_same_values_change_nothing, test_bad_input_refused,
+         test_truncate_then_write, test_truncate_then_append_before_release,
+         test_same_values_change_nothing, test_bad_input_refused,
          test_editor_scratch_files])

@@ -33,12 +33,12 @@ static void test_headers(void **state)
 	size_t len;
 	uint8_t *b = load(G "dense_f64_3x4.dbdf", &len);
 	refused(b, 10, EINVAL, "header needs 18 bytes");
-	refused(b, 100, EINVAL, "100 bytes fit no dialect: DAPHNE: needs 141 bytes");
-	refused(b, len - 1, EINVAL, "fit no dialect");
+	refused(b, 100, EINVAL, "the file has 100 bytes and fits no dialect: DAPHNE: a 3 x 4 float64 matrix needs 141 bytes; spec: ");
+	refused(b, len - 1, EINVAL, "fits no dialect");
 	uint8_t *c = malloc(len + 8);
 	memcpy(c, b, len);
 	memset(c + len, 0, 8);
-	refused(c, len + 8, EINVAL, "DAPHNE: needs 141 bytes");
+	refused(c, len + 8, EINVAL, "DAPHNE: a 3 x 4 float64 matrix needs 141 bytes");
 	memcpy(c, b, len);
 	c[0] = 2;
 	refused(c, len, EINVAL, "version byte is 2");
@@ -46,7 +46,7 @@ static void test_headers(void **state)
 	c[1] = 4;
 	refused(c, len, EINVAL, "scalar");
 	c[1] = 9;
-	refused(c, len, EINVAL, "unknown data type 9");
+	refused(c, len, EINVAL, "data type byte is 9, expected 1 (dense), 2 (CSR) or 3 (frame)");
 	c[1] = 1;
 	/* rows * cols overflows */
 	mfs_put_le64(c + 2, 1ull << 40);
@@ -104,14 +104,14 @@ static void test_csr(void **state)
 	refused(c, len, EINVAL, "1099511627776 nonzeros need");
 	memcpy(c, b, len);
 	mfs_put_le64(c + 45, UINT64_MAX / 4);
-	refused(c, len, EINVAL, "fit no dialect");
+	refused(c, len, EINVAL, "fits no dialect");
 	/* block type and value type */
 	memcpy(c, b, len);
 	c[43] = 1;
 	refused(c, len, EINVAL, "block type 1, it writes 2");
 	memcpy(c, b, len);
 	c[18] = c[44] = 8;
-	refused(c, len, EINVAL, "fit no dialect");
+	refused(c, len, EINVAL, "fits no dialect");
 	free(c);
 	free(b);
 }
@@ -133,7 +133,7 @@ static void test_frame(void **state)
 	memcpy(c, b, len);
 	c[18] = 8;
 	refused(c, len, EINVAL, "column 0 has value type 8");
-	refused(b, 100, EINVAL, "fit no dialect");
+	refused(b, 100, EINVAL, "fits no dialect");
 	free(c);
 	free(b);
 }

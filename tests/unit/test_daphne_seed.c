@@ -891,7 +891,7 @@ static void test_bad(void **state)
 	db_u8(&d, 10);
 	blk_dense(&d, 0, 0, 2, 2, 10, v4, NULL);
 	blk_dense(&d, 1, 1, 2, 2, 10, v4, NULL);
-	refused(&d, "blocks 0 and 1 overlap");
+	refused(&d, "blocks 0 (2 x 2 at (0, 0)) and 1 (2 x 2 at (1, 1)) overlap");
 	free(d.b);
 	/* overlapping in a later row band, among disjoint ones */
 	d = (struct db){0};
@@ -901,7 +901,7 @@ static void test_bad(void **state)
 	blk_dense(&d, 0, 4, 2, 2, 10, v4, NULL);
 	blk_dense(&d, 2, 0, 2, 2, 10, v4, NULL);
 	blk_dense(&d, 1, 5, 2, 2, 10, v4, NULL);
-	refused(&d, "blocks 1 and 3 overlap");
+	refused(&d, "blocks 1 (2 x 2 at (0, 4)) and 3 (2 x 2 at (1, 5)) overlap");
 	free(d.b);
 	d = (struct db){0};
 	db_header(&d, 1, 3, 3);

@@ -290,11 +290,11 @@ static void test_bad_shapes(void **state)
 	wb_init(&w, 0x000);
 	wb_raw(&w, "\x91\xd0\xff", 3);
 	wb_u32(&w, 1);
-	expect_bad_wb(&w, "negative");
+	expect_bad_wb(&w, "expected an unsigned 32-bit integer, found -1");
 	wb_init(&w, 0x000);
 	wb_raw(&w, "\x91\xcf\0\0\0\x01\0\0\0\0", 10);
 	wb_u32(&w, 1);
-	expect_bad_wb(&w, "does not fit in 32 bits");
+	expect_bad_wb(&w, "expected an unsigned 32-bit integer, found 4294967296");
 	wb_init(&w, 0x000);
 	wb_raw(&w, "\x91\xc1", 2);
 	wb_u32(&w, 1);

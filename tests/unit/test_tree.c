@@ -248,9 +248,14 @@ static void test_writes(void **state)
 	free(out);
 	/* errors */
 	assert_int_equal(twrite(m, "rowmajor/values.txt", "1 2 3", 5, &out, &outlen, &err), -EINVAL);
-	assert_non_null(strstr(err.msg, "expected 6 values, got 3"));
+	assert_non_null(strstr(err.msg, "expected 6 values for shape 2 3, got 3"));
 	assert_int_equal(twrite(m, "rowmajor/values.txt", "1 2 3 4 5 1e39", 14, &out, &outlen, &err),
 			 -ERANGE);
+	assert_string_equal(err.msg, "\"1e39\" is out of range for float32, which holds "
+			    "-3.4028235e+38 to 3.4028235e+38 (value 6 at [1, 2], line 1)");
+	assert_int_equal(twrite(m, "rowmajor/values.txt", "1 2 3\n4 x 6\n", 12, &out, &outlen, &err),
+			 -EINVAL);
+	assert_string_equal(err.msg, "\"x\" is not a number (value 5 at [1, 1], line 2)");
 	assert_int_equal(twrite(m, "ints/values.txt", "1 2 3 40000", 11, &out, &outlen, &err), -ERANGE);
 	assert_int_equal(twrite(m, "ints/values.txt", "1 2 3 x", 7, &out, &outlen, &err), -EINVAL);
 	assert_int_equal(twrite(m, "rowmajor/shape", "1 6\n", 4, &out, &outlen, &err), -EACCES);

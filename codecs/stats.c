@@ -1,0 +1,300 @@
+/* Summary statistics of tensors (see stats.h): one streaming pass, blocks
+ * of elements converted to double, per-block mean and M2 merged pairwise. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bytes.h"
+#include "guard.h"
+#include "numtext.h"
+#include "stats.h"
+#include "view_impl.h"
+
+#define BLOCK 1024u             /* elements converted to double at a time */
+#define READ_ELEMS (64u << 10)  /* elements read from the source at a time */
+
+bool mfs_stats_supported(enum mfs_dtype dt)
+{
+	switch (dt) {
+	case MFS_DT_I8: case MFS_DT_U8: case MFS_DT_I16: case MFS_DT_U16:
+	case MFS_DT_I32: case MFS_DT_U32: case MFS_DT_I64: case MFS_DT_U64:
+	case MFS_DT_F16: case MFS_DT_F32: case MFS_DT_F64: case MFS_DT_BOOL:
+	case MFS_DT_C32: case MFS_DT_C64: case MFS_DT_C128:
+		return true;
+	default:
+		return false;
+	}
+}
+
+void mfs_stats_init(struct mfs_stats *s, enum mfs_dtype dt)
+{
+	memset(s, 0, sizeof(*s));
+	s->dtype = dt;
+	const struct mfs_dtype_info *di = mfs_dtype_info(dt);
+	s->magnitude = di->kind == MFS_DK_COMPLEX;
+	s->exact = di->kind == MFS_DK_SIGNED || di->kind == MFS_DK_UNSIGNED ||
+		   di->kind == MFS_DK_BOOL;
+	s->is_signed = di->kind == MFS_DK_SIGNED;
+	s->imin = INT64_MAX;
+	s->imax = INT64_MIN;
+	s->umin = UINT64_MAX;
+	s->umax = 0;
+	s->min = INFINITY;
+	s->max = -INFINITY;
+	s->mean = s->std = NAN;
+}
+
+/* Fold a block's finite values (nb of them, mean mb, M2 m2b) into s. */
+static void merge(struct mfs_stats *s, uint64_t nb, double mb, double m2b)
+{
+	if (!nb)
+		return;
+	if (!s->nfin) {
+		s->nfin = nb;
+		s->fmean = mb;
+		s->m2 = m2b;
+		return;
+	}
+	double na = (double)s->nfin, dnb = (double)nb, n = na + dnb;
+	double delta = mb - s->fmean;
+	s->fmean += delta * (dnb / n);
+	s->m2 += m2b + delta * delta * (na * (dnb / n));
+	s->nfin += nb;
+}
+
+/* k values (NaN and infinities included) into s. */
+static void add_doubles(struct mfs_stats *s, const double *v, size_t k)
+{
+	double sum = 0;
+	uint64_t nf = 0;
+	for (size_t i = 0; i < k; i++) {
+		double x = v[i];
+		if (isnan(x)) {
+			s->nan++;
+			continue;
+		}
+		s->n++;
+		if (x < s->min)
+			s->min = x;
+		if (x > s->max)
+			s->max = x;
+		if (isinf(x)) {
+			if (x > 0)
+				s->posinf++;
+			else
+				s->neginf++;
+			continue;
+		}
+		sum += x;
+		nf++;
+	}
+	if (!nf)
+		return;
+	if (isfinite(sum)) {
+		/* Two passes over the block in memory. */
+		double mb = sum / (double)nf, m2b = 0;
+		for (size_t i = 0; i < k; i++) {
+			double x = v[i];
+			if (isfinite(x)) {
+				double d = x - mb;
+				m2b += d * d;
+			}
+		}
+		merge(s, nf, mb, m2b);
+		return;
+	}
+	/* The block's sum overflowed (values near the largest double): one
+	 * element at a time. */
+	for (size_t i = 0; i < k; i++)
+		if (isfinite(v[i]))
+			merge(s, 1, v[i], 0);
+}
+
+static void exact_i(struct mfs_stats *s, int64_t x)
+{
+	if (x < s->imin)
+		s->imin = x;
+	if (x > s->imax)
+		s->imax = x;
+}
+
+static void exact_u(struct mfs_stats *s, uint64_t x)
+{
+	if (x < s->umin)
+		s->umin = x;
+	if (x > s->umax)
+		s->umax = x;
+}
+
+static double magnitude(double re, double im)
+{
+	if (isnan(re) || isnan(im))
+		return NAN;
+	return hypot(re, im);
+}
+
+static double f32_at(const uint8_t *p)
+{
+	float f;
+	memcpy(&f, p, 4);
+	return f;
+}
+
+static double f64_at(const uint8_t *p)
+{
+	double d;
+	memcpy(&d, p, 8);
+	return d;
+}
+
+static double f16_at(const uint8_t *p)
+{
+	return mfs_f16_to_f32(mfs_le16(p));
+}
+
+/* Element i of a block as a double (and into the exact min/max). */
+static double value(struct mfs_stats *s, const uint8_t *p)
+{
+	switch (s->dtype) {
+	case MFS_DT_I8: { int64_t x = (int8_t)p[0]; exact_i(s, x); return (double)x; }
+	case MFS_DT_U8: { uint64_t x = p[0]; exact_u(s, x); return (double)x; }
+	case MFS_DT_BOOL: { uint64_t x = p[0] != 0; exact_u(s, x); return (double)x; }
+	case MFS_DT_I16: { int64_t x = (int16_t)mfs_le16(p); exact_i(s, x); return (double)x; }
+	case MFS_DT_U16: { uint64_t x = mfs_le16(p); exact_u(s, x); return (double)x; }
+	case MFS_DT_I32: { int64_t x = (int32_t)mfs_le32(p); exact_i(s, x); return (double)x; }
+	case MFS_DT_U32: { uint64_t x = mfs_le32(p); exact_u(s, x); return (double)x; }
+	case MFS_DT_I64: { int64_t x = (int64_t)mfs_le64(p); exact_i(s, x); return (double)x; }
+	case MFS_DT_U64: { uint64_t x = mfs_le64(p); exact_u(s, x); return (double)x; }
+	case MFS_DT_F16: return f16_at(p);
+	case MFS_DT_F32: return f32_at(p);
+	case MFS_DT_F64: return f64_at(p);
+	case MFS_DT_C32: return magnitude(f16_at(p), f16_at(p + 2));
+	case MFS_DT_C64: return magnitude(f32_at(p), f32_at(p + 4));
+	case MFS_DT_C128: return magnitude(f64_at(p), f64_at(p + 8));
+	default: return NAN;
+	}
+}
+
+void mfs_stats_add(struct mfs_stats *s, const void *elems, uint64_t count)
+{
+	if (!mfs_stats_supported(s->dtype))
+		return;
+	unsigned es = mfs_dtype_info(s->dtype)->size;
+	const uint8_t *p = elems;
+	double v[BLOCK];
+	s->count += count;
+	while (count) {
+		size_t k = count < BLOCK ? (size_t)count : BLOCK;
+		for (size_t i = 0; i < k; i++)
+			v[i] = value(s, p + i * es);
+		add_doubles(s, v, k);
+		p += k * es;
+		count -= k;
+	}
+}
+
+void mfs_stats_add_zeros(struct mfs_stats *s, uint64_t count)
+{
+	if (!count)
+		return;
+	s->count += count;
+	s->n += count;
+	if (s->exact) {
+		exact_i(s, 0);
+		exact_u(s, 0);
+	}
+	if (0 < s->min)
+		s->min = 0;
+	if (0 > s->max)
+		s->max = 0;
+	merge(s, count, 0, 0);
+}
+
+void mfs_stats_finish(struct mfs_stats *s)
+{
+	if (!s->n) {
+		s->mean = s->std = s->min = s->max = NAN;
+		return;
+	}
+	if (s->exact) {
+		/* The doubles are the exact values rounded. */
+		s->min = s->is_signed ? (double)s->imin : (double)s->umin;
+		s->max = s->is_signed ? (double)s->imax : (double)s->umax;
+	}
+	if (s->posinf && s->neginf) {
+		s->mean = s->std = NAN;
+	} else if (s->posinf || s->neginf) {
+		s->mean = s->posinf ? INFINITY : -INFINITY;
+		s->std = NAN;
+	} else {
+		s->mean = s->fmean;
+		s->std = sqrt(s->m2 / (double)s->nfin);
+	}
+}
+
+struct read_call {
+	struct mfs_model *m;
+	const struct mfs_tensor *t;
+	uint64_t first, count;
+	void *out;
+	uint64_t *rows, *cols;  /* entries only */
+	struct mfs_err *err;
+};
+
+static int read_dense(void *arg)
+{
+	struct read_call *c = arg;
+	return mfs_tensor_read_storage(c->m, c->t, c->first, c->count, c->out, c->err);
+}
+
+static int read_entries(void *arg)
+{
+	struct read_call *c = arg;
+	return c->t->ops->entries(c->m, c->t, c->first, c->count, c->rows, c->cols, c->out,
+				  c->err);
+}
+
+int mfs_tensor_stats(struct mfs_model *m, const struct mfs_tensor *t, struct mfs_stats *s,
+		     struct mfs_err *err)
+{
+	enum mfs_dtype dt = (enum mfs_dtype)t->dtype;
+	const struct mfs_dtype_info *di = mfs_dtype_info(dt);
+	if (!mfs_stats_supported(dt)) {
+		const char *name = dt == MFS_DT_OPAQUE && t->tname ? t->tname : di->name;
+		if (dt == MFS_DT_CHAR8)
+			return mfs_error(err, EINVAL, "a %s tensor is a string, not numbers", name);
+		return mfs_error(err, EINVAL, "%s elements have no numeric value", name);
+	}
+	if (t->esize != di->size)
+		return mfs_error(err, EINVAL, "internal error: %u-byte elements of %s", t->esize,
+				 di->name);
+	mfs_stats_init(s, dt);
+	bool entries = (t->flags & MFS_TF_NODENSE) != 0;
+	if (entries && (!t->ops || !t->ops->entries || t->nnz > t->nelem))
+		return mfs_error(err, EIO, "internal error: sparse tensor without entries");
+	uint64_t total = entries ? t->nnz : t->nelem;
+	uint64_t per = total < READ_ELEMS ? total : READ_ELEMS;
+	uint8_t *buf = malloc(per ? (size_t)(per * t->esize) : 1);
+	uint64_t *rc = entries ? malloc(per ? (size_t)(2 * per * sizeof(uint64_t)) : 1) : NULL;
+	int r = 0;
+	if (!buf || (entries && !rc)) {
+		r = mfs_error(err, ENOMEM, "out of memory");
+		goto out;
+	}
+	for (uint64_t first = 0; first < total; first += per) {
+		uint64_t k = total - first < per ? total - first : per;
+		struct read_call c = {m, t, first, k, buf, rc, rc ? rc + per : NULL, err};
+		r = mfs_guarded(entries ? read_entries : read_dense, &c, err);
+		if (r < 0)
+			goto out;
+		mfs_stats_add(s, buf, k);
+	}
+	if (entries)
+		mfs_stats_add_zeros(s, t->nelem - t->nnz);
+	mfs_stats_finish(s);
+out:
+	free(buf);
+	free(rc);
+	return r;
+}
