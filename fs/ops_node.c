@@ -258,8 +258,8 @@ static int setattr_view(struct inode *i, struct stat *a, int to_set, struct fuse
 	if (p) {
 		wbuf_truncate(p->buf, (uint64_t)a->st_size);
 		p->truncated = true;
-		if (!(h && h->w))
-			i->pend = p;  /* kept for the next writer */
+		if (!(h && h->w) && i->pend != p)
+			pending_keep(i, p);  /* kept for the next writer */
 	}
 	pthread_mutex_unlock(&i->lock);
 	handle_put(h);

@@ -70,10 +70,35 @@ static bool is_current(struct inode *vi, const struct pending *p)
 	return cur;
 }
 
-struct pending *pending_take(struct inode *vi, int *err)
+/* The buffer kept on vi, no longer kept. */
+static struct pending *unkeep(struct inode *vi)
 {
 	struct pending *p = vi->pend;
-	vi->pend = NULL;
+	if (p) {
+		vi->pend = NULL;
+		pthread_mutex_lock(&fs.lock);
+		vi->refs--;  /* the caller holds another reference */
+		pthread_mutex_unlock(&fs.lock);
+	}
+	return p;
+}
+
+void pending_keep(struct inode *vi, struct pending *p)
+{
+	pending_free(unkeep(vi));
+	if (!p)
+		return;
+	/* Held in the table meanwhile: a FORGET (after drop_caches, say)
+	 * must not lose a truncation waiting for its writer. */
+	pthread_mutex_lock(&fs.lock);
+	vi->refs++;
+	pthread_mutex_unlock(&fs.lock);
+	vi->pend = p;
+}
+
+struct pending *pending_take(struct inode *vi, int *err)
+{
+	struct pending *p = unkeep(vi);
 	if (p && is_current(vi, p))
 		return p;
 	pending_free(p);
@@ -143,7 +168,7 @@ static void park_truncation(struct inode *vi, struct fh *fh)
 		return;
 	wbuf_truncate(q->buf, wbuf_size(fh->w->buf));
 	q->truncated = true;
-	vi->pend = q;
+	pending_keep(vi, q);
 	fh->parked = true;
 }
 
@@ -164,8 +189,7 @@ int pending_commit(struct inode *vi, struct fh *fh)
 	}
 	if (fh->parked) {
 		/* Written after the truncation it kept: that is superseded. */
-		pending_free(vi->pend);
-		vi->pend = NULL;
+		pending_keep(vi, NULL);
 		fh->parked = false;
 	}
 	struct mfs_content c;
@@ -184,8 +208,7 @@ void pending_release(struct inode *vi, struct fh *fh)
 	struct pending *p = fh->w;
 	fh->w = NULL;
 	if (p && !fh->failed && !p->dirty && p->truncated && !fh->parked) {
-		pending_free(vi->pend);
-		vi->pend = p;
+		pending_keep(vi, p);
 		return;
 	}
 	pending_free(p);

@@ -43,6 +43,10 @@ struct fh {
  * holds vi->lock. */
 struct pending *pending_take(struct inode *vi, int *err);
 void pending_free(struct pending *p);
+/* Keep p (or nothing) on vi for the next writer, freeing what was kept;
+ * vi stays in the inode table while something is kept. Caller holds
+ * vi->lock and a reference to vi. */
+void pending_keep(struct inode *vi, struct pending *p);
 /* Start p over from the view's current content (after a commit or a refusal). */
 int pending_reset(struct inode *vi, struct pending *p);
 /* After a write at off: check what is complete so far, so that a bad value

@@ -232,6 +232,26 @@ def test_truncate_then_append_before_release():
     tool_test("truncate+dup", param, NEW_CM, opt, "Adam.alpha", 0.125)
 
 
+def test_truncate_then_write_after_drop_caches():
+    """The kernel may forget the inode between the truncation and the
+    write (memory pressure; here drop_caches): the truncation still counts."""
+    if os.geteuid() != 0:
+        print("  (not root: drop_caches skipped)")
+        return
+    def drop():
+        with open("/proc/sys/vm/drop_caches", "w") as f:
+            f.write("2")
+    def param(m):
+        m.sh("truncate -s 0 %s" % VALUES)
+        drop()
+        m.sh("echo 1.25 2.5 3.75 -4 5.5 6 >> %s" % VALUES)
+    def opt(m):
+        m.sh("truncate -s 0 %s/float_configs/Adam.alpha" % O)
+        drop()
+        m.sh("printf 0.125 >> %s/float_configs/Adam.alpha" % O)
+    tool_test("truncate+drop_caches", param, NEW_CM, opt, "Adam.alpha", 0.125)
+
+
 def test_same_values_change_nothing():
     with Mount([PARAM, OPT]) as m:
         pt = os.stat(m.s(P)).st_mtime_ns
@@ -338,5 +358,6 @@ if __name__ == "__main__":
     run([test_echo, test_shell_redirect, test_printf, test_sed_inplace, test_vim_ex,
          test_vim_defaults, test_cp, test_python_open, test_numpy_save, test_dd_notrunc,
          test_truncate_then_write, test_truncate_then_append_before_release,
+         test_truncate_then_write_after_drop_caches,
          test_same_values_change_nothing, test_bad_input_refused,
          test_editor_scratch_files])
