@@ -30,12 +30,13 @@ SANITIZED = None
 
 
 def sanitized():
-    """Whether the binary is built with AddressSanitizer (its memory use is
+    """Whether the binary is built with a sanitizer (ASan, TSan: its memory use is
     then not the program's)."""
     global SANITIZED
     if SANITIZED is None:
         with open(BIN, "rb") as f:
-            SANITIZED = b"__asan_init" in f.read()
+            exe = f.read()
+            SANITIZED = b"__asan_init" in exe or b"__tsan_init" in exe
     return SANITIZED
 
 
