@@ -21,23 +21,21 @@ static size_t shape_text(const struct mfs_tensor *t, char *buf, size_t size)
 	return n;
 }
 
+const char *mfs_tensor_dtype_name(const struct mfs_tensor *t)
+{
+	return t->dtype == MFS_DT_OPAQUE && t->tname ? t->tname
+						      : mfs_dtype_info((enum mfs_dtype)t->dtype)->name;
+}
+
 static size_t dtype_text(const struct mfs_tensor *t, char *buf, size_t size)
 {
-	const char *name = t->dtype == MFS_DT_OPAQUE && t->tname
-				   ? t->tname
-				   : mfs_dtype_info((enum mfs_dtype)t->dtype)->name;
-	int n = snprintf(buf, size, "%s\n", name);
+	int n = snprintf(buf, size, "%s\n", mfs_tensor_dtype_name(t));
 	return n < 0 ? 0 : ((size_t)n < size ? (size_t)n : size - 1);
 }
 
 size_t mfs_tensor_shape_text(const struct mfs_tensor *t, char *buf, size_t size)
 {
 	return shape_text(t, buf, size);
-}
-
-size_t mfs_tensor_dtype_text(const struct mfs_tensor *t, char *buf, size_t size)
-{
-	return dtype_text(t, buf, size);
 }
 
 static uint64_t data_size(const struct mfs_tensor *t)

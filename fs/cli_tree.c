@@ -11,6 +11,7 @@
 #include "cli_impl.h"
 #include "numtext.h"
 #include "stats.h"
+#include "view.h"
 
 /* ---- tree ----------------------------------------------------------------- */
 
@@ -138,10 +139,7 @@ static void tree_line(const struct tree *tr, mfs_id id, uint64_t depth, struct t
 		int f;
 		if (is_dir_tensor(m, id, &t)) {
 			shape_text(t, l->c1, sizeof(l->c1));
-			snprintf(l->c2, sizeof(l->c2), "%s",
-				 t->dtype == MFS_DT_OPAQUE && t->tname
-					 ? t->tname
-					 : mfs_dtype_info((enum mfs_dtype)t->dtype)->name);
+			snprintf(l->c2, sizeof(l->c2), "%s", mfs_tensor_dtype_name(t));
 			if (t->flags & MFS_TF_SPARSE)
 				snprintf(l->c3, sizeof(l->c3), "sparse, %llu stored",
 					 (unsigned long long)t->nnz);
@@ -293,12 +291,6 @@ static void fmt_double(double v, char out[MFS_NUM_MAX + 1])
 	out[mfs_fmt_f64(out, v)] = '\0';
 }
 
-static const char *dtype_name(const struct mfs_tensor *t)
-{
-	return t->dtype == MFS_DT_OPAQUE && t->tname ? t->tname
-						      : mfs_dtype_info((enum mfs_dtype)t->dtype)->name;
-}
-
 static int stats_tensor(struct cli_model *cm, const char *path, const struct mfs_tensor *t)
 {
 	struct mfs_stats s;
@@ -314,7 +306,7 @@ static int stats_tensor(struct cli_model *cm, const char *path, const struct mfs
 	fputs("shape ", stdout);
 	for (uint32_t i = 0; i < t->ndim; i++)
 		printf(" %llu", (unsigned long long)t->dims[i]);
-	printf("\ndtype  %s\n", dtype_name(t));
+	printf("\ndtype  %s\n", mfs_tensor_dtype_name(t));
 	if (s.magnitude)
 		printf("of     |z|\n");
 	printf("count  %llu\n", (unsigned long long)s.count);
@@ -347,7 +339,7 @@ static int stats_frame(struct cli_model *cm, const char *path, const struct mfs_
 				snprintf(cell[r][k], sizeof(cell[r][k]), "%s", frame_heads[k]);
 		} else {
 			snprintf(cell[r][0], sizeof(cell[r][0]), "%s", f->labels[r - 1]);
-			snprintf(cell[r][1], sizeof(cell[r][1]), "%s", dtype_name(t));
+			snprintf(cell[r][1], sizeof(cell[r][1]), "%s", mfs_tensor_dtype_name(t));
 			struct mfs_stats s;
 			struct mfs_err err = {0};
 			if (!mfs_stats_supported((enum mfs_dtype)t->dtype)) {

@@ -71,8 +71,8 @@ static int model_xattrs(struct inode *i, struct xattrs *x)
 		char buf[1024];
 		size_t n = mfs_tensor_shape_text(t, buf, sizeof(buf));
 		xattrs_add(x, XA_SHAPE, buf, n ? n - 1 : 0);
-		n = mfs_tensor_dtype_text(t, buf, sizeof(buf));
-		xattrs_add(x, XA_DTYPE, buf, n ? n - 1 : 0);
+		const char *dt = mfs_tensor_dtype_name(t);
+		xattrs_add(x, XA_DTYPE, dt, strlen(dt));
 		if (!t->ops) {
 			int k = snprintf(buf, sizeof(buf), "%llu", (unsigned long long)t->off);
 			xattrs_add(x, XA_OFFSET, buf, (size_t)k);

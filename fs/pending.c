@@ -205,11 +205,7 @@ int pending_commit(struct inode *vi, struct fh *fh)
 
 void pending_release(struct inode *vi, struct fh *fh)
 {
-	struct pending *p = fh->w;
+	(void)vi;  /* a truncation was kept at the flush before */
+	pending_free(fh->w);
 	fh->w = NULL;
-	if (p && !fh->failed && !p->dirty && p->truncated && !fh->parked) {
-		pending_keep(vi, p);
-		return;
-	}
-	pending_free(p);
 }

@@ -60,9 +60,8 @@ int pending_refuse(struct inode *vi, struct fh *fh, const struct mfs_err *err);
 /* Commit the writes of fh (flush, fsync, release, and a scratch file
  * renamed over a view). Returns 0 or -errno (logged). */
 int pending_commit(struct inode *vi, struct fh *fh);
-/* The writes of fh are done with: keep them on vi if they are an
- * uncommitted truncation not kept at a flush already, else free them.
- * Caller holds vi->lock. */
+/* The writes of fh are done with (an uncommitted truncation was kept on
+ * vi by the flush that precedes every release). Caller holds vi->lock. */
 void pending_release(struct inode *vi, struct fh *fh);
 
 #endif

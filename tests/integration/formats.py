@@ -214,6 +214,19 @@ def error_lines(m):
     return [ln for ln in m.errors().split("\n") if ln]
 
 
+def npy_saver(arr):
+    """A writer for expect_refused: numpy.save of arr, returning the errno."""
+    import numpy as np
+
+    def save(path):
+        try:
+            np.save(path, arr)
+        except OSError as e:
+            return e.errno
+        return 0
+    return save
+
+
 def expect_refused(m, view, data, source, code=errno.EINVAL, writer=None):
     """Writes data to the view (a path relative to the mount) and checks
     that it is refused with the errno code, that .modelfs/errors gained a

@@ -22,7 +22,7 @@ import numpy as np
 
 from harness import Mount, check, data, eq, run
 from formats import (check_all_tensor_dirs, check_tensor_dir, decode_json, error_lines,
-                     expect_refused, expect_unchanged_on_disk, read_every_file, read_text,
+                     expect_refused, npy_saver, expect_unchanged_on_disk, read_every_file, read_text,
                      same_array, same_structure, shape_of, stop_after_crash, write_ok)
 
 GEN = "daphne/generated"
@@ -563,20 +563,12 @@ def test_dense_reshape_numpy():
         # another dtype, a 1-D or 3-D array, a CSR matrix: refused
         meta = m.read("dense_f64_3x4.dbdf.meta")
 
-        def saver(arr):
-            def save(path):
-                try:
-                    np.save(path, arr)
-                except OSError as e:
-                    return e.errno
-                return 0
-            return save
         expect_refused(m, "dense_f64_3x4.dbdf/data.npy", None, m.s("dense_f64_3x4.dbdf"),
-                       writer=saver(np.zeros((2, 5), np.float32)))
+                       writer=npy_saver(np.zeros((2, 5), np.float32)))
         expect_refused(m, "dense_f64_3x4.dbdf/data.npy", None, m.s("dense_f64_3x4.dbdf"),
-                       writer=saver(np.zeros((2, 2, 2))))
+                       writer=npy_saver(np.zeros((2, 2, 2))))
         expect_refused(m, "csr_f64_6x5.dbdf/data.npy", None, m.s("csr_f64_6x5.dbdf"),
-                       writer=saver(np.zeros((5, 6))))
+                       writer=npy_saver(np.zeros((5, 6))))
         eq(m.read("dense_f64_3x4.dbdf.meta"), meta, "sidecar after refused reshapes")
 
 

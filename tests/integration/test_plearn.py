@@ -16,7 +16,7 @@ import numpy as np
 import plearn_decode as pd
 from harness import Mount, check, data, eq, run, sha
 from formats import (check_all_tensor_dirs, check_tensor_dir, decode_json, decoder, error_lines,
-                     expect_refused, is_tensor_dir, read_every_file, read_text, same_array,
+                     expect_refused, npy_saver, is_tensor_dir, read_every_file, read_text, same_array,
                      shape_of, unique_names, write_file, write_ok)
 
 LR = "LinearRegressor.final_learner.psave"
@@ -375,16 +375,8 @@ def test_pmat_numpy_save_new_shape():
         eq(m.errors(), "", ".modelfs/errors after good edits")
         # another dtype or three dimensions: refused
 
-        def saver(arr):
-            def save(path):
-                try:
-                    np.save(path, arr)
-                except OSError as e:
-                    return e.errno
-                return 0
-            return save
-        expect_refused(m, rel + "/data.npy", None, m.s(rel), writer=saver(np.zeros((2, 2), np.float32)))
-        expect_refused(m, rel + "/data.npy", None, m.s(rel), writer=saver(np.zeros((2, 2, 2))))
+        expect_refused(m, rel + "/data.npy", None, m.s(rel), writer=npy_saver(np.zeros((2, 2), np.float32)))
+        expect_refused(m, rel + "/data.npy", None, m.s(rel), writer=npy_saver(np.zeros((2, 2, 2))))
 
 
 def test_amat_values():
