@@ -13,6 +13,24 @@ struct mfs_dupe {
 	unsigned next;
 };
 
+/* Bands of transposed rows of column-major matrices (transpose.c). */
+#define MFS_NBANDS 2
+struct mfs_band {
+	const struct mfs_tensor *t;
+	uint64_t r0, nr;            /* logical rows [r0, r0 + nr), row-major in buf */
+	uint64_t used;              /* tick of the last use */
+	bool filling;
+	uint8_t *buf;
+	size_t cap;
+};
+struct mfs_bands {
+	pthread_mutex_t lock;
+	struct mfs_band b[MFS_NBANDS];
+	uint64_t tick;
+};
+void mfs_bands_init(struct mfs_bands *bs);
+void mfs_bands_free(struct mfs_bands *bs);
+
 struct mfs_model_impl {
 	struct mfs_arena arena;
 	uint32_t cap_nodes, cap_tensors, cap_frames;
@@ -27,6 +45,7 @@ struct mfs_model_impl {
 	int build_err;              /* first failure while building (positive errno) */
 	char build_msg[128];
 	pthread_mutex_t cache_lock; /* guards mfs_tensor.cache creation */
+	struct mfs_bands bands;     /* shared by the threads reading the model */
 	void *map;                  /* the mapping to unmap, or NULL */
 	uint8_t *owned;             /* a small source read into memory, or NULL */
 	size_t map_len;

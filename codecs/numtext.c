@@ -57,8 +57,11 @@ static inline uint64_t swar8(uint32_t v)
  * 17) in the style of Python's repr: fixed notation when the exponent of
  * d.ddd x 10^e is in [-4, 16) (0.0001, 1000000000000000), else d.ddde+XX
  * (1e-05, 1e+16). The first digit c0 and the others, r (first in the
- * lowest byte), go into t with fixed-size stores, and t is copied out:
- * data-dependent loops and variable-size stores cost more (measured). */
+ * lowest byte), go straight to out with fixed-size stores that may run past
+ * the text (out has MFS_NUM_MAX bytes; the furthest store ends at 34):
+ * data-dependent loops and variable-size stores cost more, and so does
+ * building the text aside and copying it (the copy's wide loads wait for
+ * the narrow stores before them; measured). */
 static inline size_t layout(char *out, bool neg, uint64_t sig, int k, int width)
 {
 	int nd = ndigits(sig), e = k + nd - 1;
@@ -80,7 +83,7 @@ static inline size_t layout(char *out, bool neg, uint64_t sig, int k, int width)
 		c0 = (char)r;
 		r >>= 8;
 	}
-	char t[64];
+	char *t = out;
 	int s = neg, len;
 	t[0] = '-';
 	if (e >= -4 && e < 16) {
@@ -117,7 +120,6 @@ static inline size_t layout(char *out, bool neg, uint64_t sig, int k, int width)
 		memcpy(t + p, digits2 + 2 * ae, 2);
 		len = p + 2;
 	}
-	memcpy(out, t, (size_t)len);
 	return (size_t)len;
 }
 
@@ -195,6 +197,46 @@ size_t mfs_fmt_f64(char *out, double v)
 	memcpy(&v, &b, sizeof(v));
 	struct mfs_dec64 d = mfs_shim_shortest_f64(v);
 	return layout(out, neg, d.sig, d.exp, 17);
+}
+
+/* The length layout() gives sig * 10^k, without writing it. */
+static inline size_t layout_len(bool neg, uint64_t sig, int k)
+{
+	int nd = ndigits(sig), e = k + nd - 1;
+	size_t len;
+	if (e >= -4 && e < 16)
+		len = e < 0 ? (size_t)(1 - e + nd) : k >= 0 ? (size_t)(e + 1) : (size_t)(nd + 1);
+	else
+		len = (size_t)(nd + (nd > 1) + 2 + (e <= -100 || e >= 100 ? 3 : 2));
+	return len + neg;
+}
+
+size_t mfs_len_f32(uint32_t b)
+{
+	bool neg = b >> 31;
+	if ((b & 0x7f800000u) == 0x7f800000u)
+		return 3u + neg;
+	if (!(b & 0x7fffffffu))
+		return 1u + neg;
+	b &= 0x7fffffffu;
+	float v;
+	memcpy(&v, &b, sizeof(v));
+	struct mfs_dec32 d = mfs_shim_shortest_f32(v);
+	return layout_len(neg, d.sig, d.exp);
+}
+
+size_t mfs_len_f64(uint64_t b)
+{
+	bool neg = b >> 63;
+	if ((b & 0x7ff0000000000000ull) == 0x7ff0000000000000ull)
+		return 3u + neg;
+	if (!(b & 0x7fffffffffffffffull))
+		return 1u + neg;
+	b &= 0x7fffffffffffffffull;
+	double v;
+	memcpy(&v, &b, sizeof(v));
+	struct mfs_dec64 d = mfs_shim_shortest_f64(v);
+	return layout_len(neg, d.sig, d.exp);
 }
 
 /* --- float16 -------------------------------------------------------------- */

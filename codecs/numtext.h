@@ -6,8 +6,9 @@
  * d.ddd x 10^e is in [-4, 16), else "1.5e+38" / "1e-05" (sign and at least two
  * exponent digits). Special values: "nan", "-nan" (sign bit set), "inf",
  * "-inf", "-0". Integers in decimal, bool as 0/1, complex as "re+imj".
- * No function writes a NUL; each returns the number of bytes written, at most
- * MFS_NUM_MAX.
+ * No function writes a NUL; each returns the length of the text, at most
+ * MFS_NUM_MAX. out must have room for MFS_NUM_MAX bytes: the bytes after the
+ * text may be overwritten (fixed-size stores are faster).
  *
  * Parsing takes one token (no surrounding blanks) and returns 0, -EINVAL when
  * the token is not a number of that type, or -ERANGE when it is a number that
@@ -36,12 +37,31 @@ size_t mfs_fmt_f32(char *out, float v);
 size_t mfs_fmt_f64(char *out, double v);
 size_t mfs_fmt_i64(char *out, int64_t v);
 size_t mfs_fmt_u64(char *out, uint64_t v);
+/* The length mfs_fmt_f32/f64 give the float with these bits, without
+ * writing it (sizing a text view). */
+size_t mfs_len_f32(uint32_t bits);
+size_t mfs_len_f64(uint64_t bits);
 
 int mfs_parse_f16(const char *s, size_t n, uint16_t *out);
 int mfs_parse_f32(const char *s, size_t n, float *out);
 int mfs_parse_f64(const char *s, size_t n, double *out);
 int mfs_parse_i64(const char *s, size_t n, int64_t min, int64_t max, int64_t *out);
 int mfs_parse_u64(const char *s, size_t n, uint64_t max, uint64_t *out);
+/* The start of a token, s < end, when it is a plain number ([+-]? then a
+ * digit or '.', in range): parsed as far as it goes; returns where it
+ * stopped, or NULL (not a plain number, or out of range). The token is that
+ * value when a separator or end follows; otherwise, and on NULL,
+ * mfs_parse_f32/f64 of the whole token gives the answer. */
+const char *mfs_parse_f32_prefix(const char *s, const char *end, float *out);
+const char *mfs_parse_f64_prefix(const char *s, const char *end, double *out);
+/* Float32 values of a text in a row from s, as mfs_parse_f32_prefix takes
+ * them, each followed by a separator (sep[c] != 0; blanks before a value
+ * are skipped): up to max of them into out (little-endian). Returns how
+ * many; *stop is just after the last one, *nl the newlines before it. It
+ * stops early at anything else (the caller goes on from *stop); where that
+ * is not worth doing on this machine, at once. */
+size_t mfs_parse_f32_run(const char *s, const char *end, const uint8_t sep[256], void *out,
+			 size_t max, const char **stop, uint64_t *nl);
 
 /* IEEE binary16 conversions; to-half rounds to nearest, ties to even. */
 float mfs_f16_to_f32(uint16_t h);

@@ -1,5 +1,6 @@
-/* Private to numtext.c: the C entry points of the C++ shim over Dragonbox
- * (shortest decimal of a float) and fast_float (correctly rounded parsing). */
+/* Private to numtext.c and numtext_fast.c: the C entry points of the C++
+ * shim over Dragonbox (shortest decimal of a float) and fast_float
+ * (correctly rounded parsing). */
 #ifndef MFS_NUMTEXT_SHIM_H
 #define MFS_NUMTEXT_SHIM_H
 

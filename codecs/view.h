@@ -53,31 +53,48 @@ int mfs_view_segments(const struct mfs_model *m, mfs_id id, uint64_t off, uint64
 
 /* What was written to a view. */
 struct mfs_extent { uint64_t off, len; };
+struct mfs_check;
 struct mfs_content {
 	uint64_t size;
 	/* Bytes [off, off + len) of the new content (within size). */
 	int (*read)(void *ctx, uint64_t off, size_t len, void *buf);
 	void *ctx;
+	/* Optional (NULL): the same bytes in place, when they are in one piece
+	 * of memory that stays valid during the call; else NULL. */
+	const void *(*peek)(void *ctx, uint64_t off, size_t len);
 	/* Ranges that were written, sorted and disjoint; bytes outside them are
 	 * the view's old bytes. NULL: unknown, all of it may be new. */
 	const struct mfs_extent *ext;
 	size_t next;
+	/* Optional (NULL): the early check of the first checked->off bytes,
+	 * which have not changed since (their values are not parsed again).
+	 * mfs_view_write may use the room of checked->vals. */
+	struct mfs_check *checked;
 };
 
 /* Checking what is being written before it is complete, so that the write
  * itself can fail (shells ignore errors from close). For values.txt, the
- * values already followed by a separator are parsed and counted; a text
- * file that holds one complete line is checked whole. st carries the
- * progress between calls; zero it to start over. text holds the content
- * written so far from offset st->off on (len bytes). Returns 0 or -EINVAL /
- * -ERANGE with a message. */
+ * values already followed by a separator are parsed, counted and kept for
+ * the commit (mfs_content.checked); a text file that holds one complete line
+ * is checked whole. st carries the progress between calls; zero it to start,
+ * mfs_check_reset it to start over. text holds the content written so far
+ * from offset st->off on (len bytes). Returns 0 or -EINVAL / -ERANGE with a
+ * message. */
 struct mfs_check {
 	uint64_t off;     /* bytes of text already checked */
 	uint64_t count;   /* values found in them */
 	uint64_t lines;   /* newlines in them */
+	/* values.txt: the count values, parsed (logical order, little-endian),
+	 * as elements of this dtype in a tensor of nelem elements */
+	uint8_t *vals;
+	size_t cap;       /* bytes at vals */
+	uint64_t nelem;
+	int dtype;
 };
 int mfs_view_check_prefix(struct mfs_model *m, mfs_id id, const char *text, size_t len,
 			  struct mfs_check *st, struct mfs_err *err);
+/* Free what st holds; zero it. */
+void mfs_check_reset(struct mfs_check *st);
 
 /* Parse and check the new content of a file node and build the patch.
  * Returns 0 (p holds the change), 1 (the content changes nothing), or

@@ -158,13 +158,35 @@ struct pass {
 struct measure_call {
 	struct pass *p;
 	struct mfs_buf buf;
+	uint32_t *acc;              /* with c->measure: this thread's chunk lengths */
 	struct mfs_err err;
 };
+
+/* With the view's measurer: take slices of the work, add into mc->acc. */
+static int measure_parts(struct measure_call *mc)
+{
+	struct pass *p = mc->p;
+	for (;;) {
+		pthread_mutex_lock(&p->lock);
+		uint64_t part = p->next;
+		bool stop = p->err || part >= p->c->nparts;
+		if (!stop)
+			p->next++;
+		pthread_mutex_unlock(&p->lock);
+		if (stop)
+			return 0;
+		int r = p->c->measure(p->m, p->c->obj, part, p->c->nparts, mc->acc, &mc->err);
+		if (r < 0)
+			return r;
+	}
+}
 
 static int measure_fn(void *arg)
 {
 	struct measure_call *mc = arg;
 	struct pass *p = mc->p;
+	if (p->c->measure)
+		return measure_parts(mc);
 	for (;;) {
 		pthread_mutex_lock(&p->lock);
 		uint64_t k = p->next;
@@ -206,28 +228,55 @@ int mfs_chunked_size(struct mfs_model *m, struct mfs_chunked *c, uint64_t *size,
 	uint64_t from = c->known;
 	pthread_mutex_unlock(&c->lock);
 	if (!sized) {
-		struct pass p = {.m = m, .c = c, .from = from, .to = c->nchunks, .next = from};
+		/* Measured: every chunk, in slices. Rendered: the chunks not
+		 * known yet, one at a time. */
+		bool measured = c->measure != NULL;
+		struct pass p = {.m = m, .c = c, .from = measured ? 0 : from, .to = c->nchunks};
+		p.next = measured ? 0 : from;
+		uint64_t work = measured ? c->nparts : p.to - p.from;
 		p.lens = malloc((size_t)(p.to - p.from) * sizeof(uint64_t));
 		if (!p.lens)
 			return mfs_error(err, ENOMEM, "out of memory");
 		pthread_mutex_init(&p.lock, NULL);
 		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 		unsigned nthr = 1;
-		if (p.to - p.from >= 4 && ncpu > 1)
+		if (work >= (measured ? 2 : 4) && ncpu > 1)
 			nthr = ncpu > 8 ? 8 : (unsigned)ncpu;
+		if (measured && nthr > work)
+			nthr = (unsigned)work;
 		struct measure_call calls[8];
 		pthread_t th[8];
 		unsigned started = 0;
 		for (unsigned i = 0; i < nthr; i++) {
 			calls[i] = (struct measure_call){.p = &p};
-			if (i > 0 && pthread_create(&th[i], NULL, measure_thread, &calls[i]) != 0)
+			if (measured) {
+				calls[i].acc = calloc((size_t)c->nchunks, sizeof(uint32_t));
+				if (!calls[i].acc)
+					break;
+			}
+			if (i > 0 && pthread_create(&th[i], NULL, measure_thread, &calls[i]) != 0) {
+				free(calls[i].acc);
 				break;
+			}
 			started = i + 1;
 		}
-		measure_thread(&calls[0]);  /* this thread works too */
+		if (started)
+			measure_thread(&calls[0]);  /* this thread works too */
+		else
+			p.err = mfs_error(&p.msg, ENOMEM, "out of memory");
 		for (unsigned i = 1; i < started; i++)
 			pthread_join(th[i], NULL);
 		pthread_mutex_destroy(&p.lock);
+		if (measured) {
+			for (uint64_t k = 0; k < c->nchunks; k++) {
+				uint64_t sum = 0;
+				for (unsigned i = 0; i < started; i++)
+					sum += calls[i].acc[k];
+				p.lens[k] = sum;
+			}
+			for (unsigned i = 0; i < started; i++)
+				free(calls[i].acc);
+		}
 		if (p.err) {
 			free(p.lens);
 			if (err)
@@ -236,7 +285,7 @@ int mfs_chunked_size(struct mfs_model *m, struct mfs_chunked *c, uint64_t *size,
 		}
 		pthread_mutex_lock(&c->lock);
 		for (uint64_t k = c->known; k < c->nchunks; k++)
-			c->offs[k + 1] = c->offs[k] + p.lens[k - from];
+			c->offs[k + 1] = c->offs[k] + p.lens[k - p.from];
 		c->known = c->nchunks;
 		c->sized = true;
 		pthread_mutex_unlock(&c->lock);
@@ -259,6 +308,8 @@ static int render_win_fn(void *arg)
 	struct render_job *j = arg;
 	struct win *w = j->w;
 	w->buf.len = 0;
+	if (j->c->render_n)
+		return j->c->render_n(j->rc->m, j->c->obj, w->k0, w->n, &w->buf, w->lens, &w->err);
 	for (uint64_t i = 0; i < w->n; i++) {
 		size_t before = w->buf.len;
 		int r = j->c->render(j->rc->m, j->c->obj, w->k0 + i, &w->buf, &w->err);

@@ -26,10 +26,25 @@ struct mfs_chunked;
 typedef int (*mfs_chunk_fn)(struct mfs_model *m, const void *obj, uint64_t k,
 			    struct mfs_buf *out, struct mfs_err *err);
 
+/* Optional, for the size: add the text length of every chunk into
+ * lens[0, nchunks), for part `part` of `nparts` slices of the work (the
+ * slices together count each byte once), without rendering. Called from
+ * several threads at once, each with lens of its own. */
+typedef int (*mfs_measure_fn)(struct mfs_model *m, const void *obj, uint64_t part,
+			      uint64_t nparts, uint32_t *lens, struct mfs_err *err);
+
+/* Optional, for streaming: chunks [k, k + n) at once, back to back into out,
+ * the length of each into lens (same text as n calls of render). */
+typedef int (*mfs_chunks_fn)(struct mfs_model *m, const void *obj, uint64_t k, uint64_t n,
+			     struct mfs_buf *out, uint64_t *lens, struct mfs_err *err);
+
 struct mfs_chunked {
 	pthread_mutex_t lock;
 	const void *obj;            /* passed to render */
 	mfs_chunk_fn render;
+	mfs_chunks_fn render_n;     /* NULL: windows render chunk by chunk */
+	mfs_measure_fn measure;     /* NULL: the size renders every chunk */
+	uint64_t nparts;            /* slices of the work for measure */
 	uint64_t nchunks;
 	char *head;                 /* fixed prefix (may be empty), owned */
 	size_t head_len;
@@ -71,6 +86,14 @@ int mfs_tensor_read_storage(const struct mfs_model *m, const struct mfs_tensor *
 			    uint64_t first, uint64_t count, void *out, struct mfs_err *err);
 /* Storage index of the element at logical row-major index r. */
 uint64_t mfs_tensor_storage_index(const struct mfs_tensor *t, uint64_t r);
+/* transpose.c: out = the transpose of in (`rows` rows of `cols` elements of
+ * es bytes, is elements apart; out gets `cols` rows, os elements apart). */
+void mfs_transpose(const uint8_t *in, uint64_t is, uint8_t *out, uint64_t os, uint64_t rows,
+		   uint64_t cols, unsigned es);
+/* Elements [first, first + count) of the 2-D column-major raw tensor t in
+ * logical order, not swapped. */
+void mfs_colmajor_gather(const struct mfs_model *m, const struct mfs_tensor *t, uint64_t first,
+			 uint64_t count, uint8_t *out);
 /* Reorder the elements of an array of this shape between row-major and
  * column-major order (to_col: in is row-major, out column-major). */
 void mfs_reorder(const uint64_t *dims, uint32_t ndim, unsigned es, const void *in, void *out,
@@ -79,6 +102,11 @@ void mfs_reorder(const uint64_t *dims, uint32_t ndim, unsigned es, const void *i
 /* values.txt (view_values.c) */
 int mfs_values_render(struct mfs_model *m, const void *tensor, uint64_t k,
 		      struct mfs_buf *out, struct mfs_err *err);
+int mfs_values_render_n(struct mfs_model *m, const void *tensor, uint64_t k, uint64_t n,
+			struct mfs_buf *out, uint64_t *lens, struct mfs_err *err);
+/* Sizing without rendering, for float tensors in memory (NULL otherwise);
+ * *nparts is set to the number of slices of the work. */
+mfs_measure_fn mfs_values_measurer(const struct mfs_tensor *t, uint64_t *nparts);
 uint64_t mfs_values_nchunks(const struct mfs_tensor *t);
 /* The separator after logical element i of a tensor of this shape. */
 const char *mfs_values_sep(const uint64_t *dims, uint32_t ndim, uint64_t i, uint64_t nelem);
@@ -117,12 +145,22 @@ int mfs_submit_values(struct mfs_model *m, const struct mfs_tensor *t, const uin
 int mfs_submit_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_patch *p,
 		    struct mfs_err *err);
 
-/* Tokens of a values text: blanks (space, tab, CR, LF) and commas separate. */
+/* Tokens of a values text: blanks (space, tab, CR, LF) and commas separate
+ * (view_parse.c). */
 struct mfs_tokens {
 	const char *s;
 	size_t len, pos;
 };
 /* Next token; false at the end. */
 bool mfs_next_token(struct mfs_tokens *t, const char **tok, size_t *n);
+/* values.txt of t (not char8) written: the early check of the complete
+ * values of text (mfs_view_check_prefix), which keeps them in st. */
+int mfs_values_check(const struct mfs_tensor *t, const char *text, size_t len,
+		     struct mfs_check *st, struct mfs_err *err);
+/* The new content of t's values.txt (not char8) as nelem values in logical
+ * order, little-endian, at *vals; parses only what c->checked did not. The
+ * caller frees *owned (NULL, or *vals). Checks every value and the count. */
+int mfs_values_parse(const struct mfs_tensor *t, const struct mfs_content *c, uint8_t **vals,
+		     uint8_t **owned, struct mfs_err *err);
 
 #endif

@@ -31,7 +31,7 @@ const char *mfs_values_sep(const uint64_t *dims, uint32_t ndim, uint64_t i, uint
 }
 
 /* Separator kinds for a run of elements: position in the row decides. */
-static size_t render_run(const struct mfs_tensor *t, const uint8_t *el, uint64_t first,
+static size_t render_elems(const struct mfs_tensor *t, const uint8_t *el, uint64_t first,
 			 uint64_t count, char *o)
 {
 	char *start = o;
@@ -74,6 +74,29 @@ static size_t render_run(const struct mfs_tensor *t, const uint8_t *el, uint64_t
 	return (size_t)(o - start);
 }
 
+/* Elements of chunks [k, k + n) in logical order: straight from the source,
+ * or gathered at once into *tmp (one pass over whole rows of a column-major
+ * matrix, where chunk by chunk would read each column line many times). */
+static const uint8_t *elements(struct mfs_model *m, const struct mfs_tensor *t, uint64_t first,
+			       uint64_t count, uint8_t **tmp, struct mfs_err *err, int *r)
+{
+	*tmp = NULL;
+	if (!t->ops && !t->swap && (t->order == MFS_ROW_MAJOR || t->ndim < 2))
+		return m->base + t->off + first * t->esize;
+	*tmp = malloc((size_t)(count * t->esize));
+	if (!*tmp) {
+		*r = mfs_error(err, ENOMEM, "out of memory");
+		return NULL;
+	}
+	*r = mfs_tensor_gather(m, t, first, count, *tmp, err);
+	if (*r < 0) {
+		free(*tmp);
+		*tmp = NULL;
+		return NULL;
+	}
+	return *tmp;
+}
+
 int mfs_values_render(struct mfs_model *m, const void *tensor, uint64_t k,
 		      struct mfs_buf *out, struct mfs_err *err)
 {
@@ -96,22 +119,159 @@ int mfs_values_render(struct mfs_model *m, const void *tensor, uint64_t k,
 	/* Each element takes at most MFS_NUM_MAX bytes plus two separators. */
 	if (mfs_buf_reserve(out, (size_t)count * (MFS_NUM_MAX + 2)) < 0)
 		return mfs_error(err, ENOMEM, "out of memory");
-	const uint8_t *el;
-	uint8_t *tmp = NULL;
-	if (!t->ops && !t->swap && (t->order == MFS_ROW_MAJOR || t->ndim < 2)) {
-		el = m->base + t->off + first * t->esize;  /* format straight from the source */
-	} else {
-		tmp = malloc((size_t)(count * t->esize));
-		if (!tmp)
-			return mfs_error(err, ENOMEM, "out of memory");
-		int r = mfs_tensor_gather(m, t, first, count, tmp, err);
-		if (r < 0) {
-			free(tmp);
-			return r;
-		}
-		el = tmp;
+	uint8_t *tmp;
+	int r = 0;
+	const uint8_t *el = elements(m, t, first, count, &tmp, err, &r);
+	if (!el)
+		return r;
+	out->len += render_elems(t, el, first, count, out->p + out->len);
+	free(tmp);
+	return 0;
+}
+
+/* ---- the size without rendering ------------------------------------------ */
+
+#define PART_ELEMS (1u << 20)  /* elements per slice of the sizing work */
+
+/* Separators of elements [first, first + count): one after each, and the
+ * empty line after each block of shape[-2] rows but the last (render_run). */
+static uint64_t sep_bytes(const struct mfs_tensor *t, uint64_t first, uint64_t count)
+{
+	uint64_t n = count;
+	if (t->ndim >= 3) {
+		uint64_t block = t->dims[t->ndim - 1] * t->dims[t->ndim - 2];
+		uint64_t end = first + count;
+		n += end / block - first / block;
+		if (end == t->nelem && t->nelem % block == 0)
+			n--;
 	}
-	out->len += render_run(t, el, first, count, out->p + out->len);
+	return n;
+}
+
+static inline uint32_t elem_len(const uint8_t *p, bool f64, bool swap)
+{
+	if (f64) {
+		uint64_t b;
+		memcpy(&b, p, 8);
+		return (uint32_t)mfs_len_f64(swap ? __builtin_bswap64(b) : b);
+	}
+	uint32_t b;
+	memcpy(&b, p, 4);
+	return (uint32_t)mfs_len_f32(swap ? __builtin_bswap32(b) : b);
+}
+
+/* Lengths of elements [s0, s1) of the storage, added to the chunks that
+ * show them: in storage order, so that a column-major tensor is read
+ * straight through (the chunk of each element follows its logical index,
+ * an odometer over the shape with the first dimension fastest). */
+static inline void measure_run(const struct mfs_tensor *t, const uint8_t *src, uint64_t s0,
+			       uint64_t s1, uint32_t *lens, bool f64, bool swap)
+{
+	unsigned es = f64 ? 8 : 4;
+	if (t->order == MFS_ROW_MAJOR || t->ndim < 2) {
+		for (uint64_t s = s0; s < s1;) {
+			uint64_t k = s / MFS_CHUNK_ELEMS, e = (k + 1) * MFS_CHUNK_ELEMS;
+			if (e > s1)
+				e = s1;
+			uint32_t sum = 0;
+			for (; s < e; s++)
+				sum += elem_len(src + s * es, f64, swap);
+			lens[k] += sum;
+		}
+		return;
+	}
+	uint32_t nd = t->ndim;
+	const uint64_t *dims = t->dims;
+	uint64_t idx[32], ls[32], l = 0, r = s0;
+	ls[nd - 1] = 1;
+	for (uint32_t i = nd - 1; i > 0; i--)
+		ls[i - 1] = ls[i] * dims[i];
+	for (uint32_t i = 0; i < nd; i++) {
+		idx[i] = r % dims[i];
+		r /= dims[i];
+		l += idx[i] * ls[i];
+	}
+	for (uint64_t s = s0; s < s1; s++) {
+		lens[l / MFS_CHUNK_ELEMS] += elem_len(src + s * es, f64, swap);
+		if (++idx[0] < dims[0]) {
+			l += ls[0];
+			continue;
+		}
+		l -= (dims[0] - 1) * ls[0];
+		idx[0] = 0;
+		for (uint32_t i = 1; i < nd; i++) {
+			if (++idx[i] < dims[i]) {
+				l += ls[i];
+				break;
+			}
+			l -= (dims[i] - 1) * ls[i];
+			idx[i] = 0;
+		}
+	}
+}
+
+static int values_measure(struct mfs_model *m, const void *tensor, uint64_t part,
+			  uint64_t nparts, uint32_t *lens, struct mfs_err *err)
+{
+	(void)nparts;
+	(void)err;
+	const struct mfs_tensor *t = tensor;
+	if (part == 0) {
+		for (uint64_t k = 0, first = 0; first < t->nelem; k++, first += MFS_CHUNK_ELEMS) {
+			uint64_t count = t->nelem - first < MFS_CHUNK_ELEMS ? t->nelem - first
+									  : MFS_CHUNK_ELEMS;
+			lens[k] += (uint32_t)sep_bytes(t, first, count);
+		}
+	}
+	uint64_t s0 = part * PART_ELEMS;
+	uint64_t s1 = t->nelem - s0 < PART_ELEMS ? t->nelem : s0 + PART_ELEMS;
+	const uint8_t *src = m->base + t->off;
+	/* constant flags: each combination is its own loop */
+	if (t->dtype == MFS_DT_F64) {
+		if (t->swap)
+			measure_run(t, src, s0, s1, lens, true, true);
+		else
+			measure_run(t, src, s0, s1, lens, true, false);
+	} else if (t->swap) {
+		measure_run(t, src, s0, s1, lens, false, true);
+	} else {
+		measure_run(t, src, s0, s1, lens, false, false);
+	}
+	return 0;
+}
+
+mfs_measure_fn mfs_values_measurer(const struct mfs_tensor *t, uint64_t *nparts)
+{
+	if (t->ops || !t->nelem || (t->dtype != MFS_DT_F32 && t->dtype != MFS_DT_F64) ||
+	    (t->swap && t->swap != t->esize) || t->ndim > 32)
+		return NULL;
+	*nparts = (t->nelem + PART_ELEMS - 1) / PART_ELEMS;
+	return values_measure;
+}
+
+int mfs_values_render_n(struct mfs_model *m, const void *tensor, uint64_t k, uint64_t n,
+			struct mfs_buf *out, uint64_t *lens, struct mfs_err *err)
+{
+	const struct mfs_tensor *t = tensor;
+	uint64_t first = k * MFS_CHUNK_ELEMS;
+	uint64_t all = t->nelem - first < n * MFS_CHUNK_ELEMS ? t->nelem - first
+							       : n * MFS_CHUNK_ELEMS;
+	uint8_t *tmp;
+	int r = 0;
+	const uint8_t *el = elements(m, t, first, all, &tmp, err, &r);
+	if (!el)
+		return r;
+	for (uint64_t i = 0, done = 0; i < n; i++) {
+		uint64_t count = all - done < MFS_CHUNK_ELEMS ? all - done : MFS_CHUNK_ELEMS;
+		if (mfs_buf_reserve(out, (size_t)count * (MFS_NUM_MAX + 2)) < 0) {
+			free(tmp);
+			return mfs_error(err, ENOMEM, "out of memory");
+		}
+		lens[i] = render_elems(t, el + done * t->esize, first + done, count,
+				       out->p + out->len);
+		out->len += lens[i];
+		done += count;
+	}
 	free(tmp);
 	return 0;
 }
@@ -132,6 +292,9 @@ struct mfs_tcache *mfs_tcache_get(struct mfs_model *m, const struct mfs_tensor *
 			if (mfs_chunked_init(&c->values, t, mfs_values_render, mfs_values_nchunks(t),
 					     "", 0) < 0)
 				goto oom;
+			c->values.measure = mfs_values_measurer(t, &c->values.nparts);
+			if (t->dtype != MFS_DT_CHAR8)
+				c->values.render_n = mfs_values_render_n;
 			c->has_values = true;
 		}
 		if (t->flags & MFS_TF_SPARSE) {

@@ -29,13 +29,76 @@ static mode_t dir_mode(const struct stat *src)
 	return m;
 }
 
-static void model_owner(struct fsmodel *fm, struct stat *st)
+/* A model directory: what stat shows comes from the source file alone, so
+ * that it is the same before the file is indexed (a listing shows files
+ * that codecs bid on without parsing them) and after. Its link count is 1,
+ * "not counted" (as find and fts read it); its size is the file's. */
+static int attr_model(struct inode *i, struct stat *st)
 {
-	pthread_mutex_lock(&fm->lock);
-	st->st_uid = fm->st.st_uid;
-	st->st_gid = fm->st.st_gid;
-	st->st_dev = fm->st.st_dev;
-	pthread_mutex_unlock(&fm->lock);
+	pthread_mutex_lock(&fs.lock);
+	bool stale = i->stale;
+	pthread_mutex_unlock(&fs.lock);
+	if (stale)
+		return -ESTALE;  /* it turned into a plain file: look it up again */
+	if (!i->fm)
+		return -EIO;  /* out of memory when it was looked up */
+	struct stat src;
+	pthread_mutex_lock(&i->fm->lock);
+	src = i->fm->st;
+	pthread_mutex_unlock(&i->fm->lock);
+	st->st_mode = S_IFDIR | dir_mode(&src);
+	st->st_nlink = 1;
+	st->st_size = src.st_size;
+	st->st_uid = src.st_uid;
+	st->st_gid = src.st_gid;
+	st->st_dev = src.st_dev;
+	st->st_mtim = st->st_ctim = st->st_atim = inode_mtime(i);
+	return 0;
+}
+
+int attr_node(struct inode *i, struct mref *r, mfs_id id, const struct stat *src,
+	      struct stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_ino = i->ino;
+	st->st_blksize = 65536;
+	const struct mfs_node *n = &r->m->nodes[id];
+	st->st_uid = src->st_uid;
+	st->st_gid = src->st_gid;
+	st->st_dev = src->st_dev;
+	st->st_mtim = st->st_ctim = st->st_atim = inode_mtime(i);
+	if (n->kind == MFS_K_DIR) {
+		st->st_mode = S_IFDIR | dir_mode(src);
+		st->st_nlink = 2 + n->ndirs;
+		st->st_size = n->nchild;
+	} else if (n->kind == MFS_K_LINK) {
+		char t[4096];
+		int l = mfs_link_target(r->m, id, t, sizeof(t));
+		st->st_mode = S_IFLNK | 0777;
+		st->st_nlink = 1;
+		st->st_size = l > 0 ? l : 0;
+	} else {
+		st->st_mode = S_IFREG | file_mode(src, n->flags & MFS_NF_WRITABLE);
+		st->st_nlink = 1;
+		/* The committed size, whatever writers hold: the kernel keeps one
+		 * size per inode, and readers go by it (writers append where
+		 * their own writes end, see op_write). */
+		uint64_t size = 0;
+		struct mfs_err err = {0};
+		if (mfs_view_size(r->m, id, &size, &err) < 0)
+			return -(err.code ? err.code : EIO);
+		st->st_size = (off_t)size;
+		st->st_blocks = (blkcnt_t)((size + 511) / 512);
+	}
+	return 0;
+}
+
+void attr_source(struct inode *i, const struct stat *in, struct stat *st)
+{
+	*st = *in;
+	if (fs.o.ro)
+		st->st_mode &= ~(mode_t)0222;
+	st->st_ino = i->ino;
 }
 
 int attr_of(struct inode *i, struct stat *st, double *timeout)
@@ -48,13 +111,12 @@ int attr_of(struct inode *i, struct stat *st, double *timeout)
 	case I_SDIR:
 	case I_SFILE:
 	case I_SLINK: {
-		int r = i->parent ? fstatat(dir_fd(i->parent), i->name, st, AT_SYMLINK_NOFOLLOW)
-				  : fstat(fs.root_fd, st);
+		struct stat s;
+		int r = i->parent ? fstatat(dir_fd(i->parent), i->name, &s, AT_SYMLINK_NOFOLLOW)
+				  : fstat(fs.root_fd, &s);
 		if (r < 0)
 			return -errno;
-		if (fs.o.ro)
-			st->st_mode &= ~(mode_t)0222;
-		st->st_ino = i->ino;
+		attr_source(i, &s, st);
 		return 0;
 	}
 	case I_META:
@@ -82,6 +144,7 @@ int attr_of(struct inode *i, struct stat *st, double *timeout)
 		*timeout = 0;  /* scratch files change under writes of other names */
 		return 0;
 	case I_MODEL:
+		return attr_model(i, st);
 	case I_VNODE:
 	case I_VDIR:
 	case I_VLINK:
@@ -92,45 +155,15 @@ int attr_of(struct inode *i, struct stat *st, double *timeout)
 	struct mref *r = fsmodel_current(fm, &err);
 	if (!r)
 		return -(err.code ? err.code : EIO);
-	int ret = 0;
+	int ret = -ENOENT;
 	mfs_id id = vnode_resolve(i, r);
-	if (id == MFS_NONE) {
-		ret = -ENOENT;
-		goto out;
+	if (id != MFS_NONE) {
+		struct stat src;
+		pthread_mutex_lock(&fm->lock);
+		src = fm->st;
+		pthread_mutex_unlock(&fm->lock);
+		ret = attr_node(i, r, id, &src, st);
 	}
-	const struct mfs_model *m = r->m;
-	const struct mfs_node *n = &m->nodes[id];
-	struct stat src;
-	pthread_mutex_lock(&fm->lock);
-	src = fm->st;
-	pthread_mutex_unlock(&fm->lock);
-	model_owner(fm, st);
-	st->st_mtim = st->st_ctim = st->st_atim = inode_mtime(i);
-	if (n->kind == MFS_K_DIR) {
-		st->st_mode = S_IFDIR | dir_mode(&src);
-		st->st_nlink = 2 + n->ndirs;
-		st->st_size = n->nchild;
-	} else if (n->kind == MFS_K_LINK) {
-		char t[4096];
-		int l = mfs_link_target(m, id, t, sizeof(t));
-		st->st_mode = S_IFLNK | 0777;
-		st->st_nlink = 1;
-		st->st_size = l > 0 ? l : 0;
-	} else {
-		st->st_mode = S_IFREG | file_mode(&src, n->flags & MFS_NF_WRITABLE);
-		st->st_nlink = 1;
-		/* The committed size, whatever writers hold: the kernel keeps one
-		 * size per inode, and readers go by it (writers append where
-		 * their own writes end, see op_write). */
-		uint64_t size = 0;
-		if (mfs_view_size(r->m, id, &size, &err) < 0) {
-			ret = -(err.code ? err.code : EIO);
-			goto out;
-		}
-		st->st_size = (off_t)size;
-		st->st_blocks = (blkcnt_t)((size + 511) / 512);
-	}
-out:
 	mref_put(r);
 	return ret;
 }
@@ -149,40 +182,51 @@ bool attr_cheap(struct inode *i)
 	return cheap;
 }
 
+int entry_node(struct inode *i, struct mref *r, mfs_id id, const struct stat *src,
+	       struct fuse_entry_param *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->ino = i->ino;
+	e->entry_timeout = fs.o.timeout;
+	if (r->m->nodes[id].kind == MFS_K_FILE && !mfs_view_size_cheap(r->m, id)) {
+		/* A large text view: its exact size costs a full render, so it
+		 * is given when asked for (getattr), not on lookup. Mode and
+		 * owner still matter for permission checks. */
+		e->attr.st_ino = i->ino;
+		e->attr.st_mode = S_IFREG | file_mode(src, r->m->nodes[id].flags & MFS_NF_WRITABLE);
+		e->attr.st_uid = src->st_uid;
+		e->attr.st_gid = src->st_gid;
+		e->attr.st_nlink = 1;
+		e->attr.st_mtim = e->attr.st_ctim = e->attr.st_atim = inode_mtime(i);
+		e->attr_timeout = 0;
+		return 0;
+	}
+	e->attr_timeout = fs.o.timeout;
+	return attr_node(i, r, id, src, &e->attr);
+}
+
 int entry_of(struct inode *i, struct fuse_entry_param *e)
 {
 	memset(e, 0, sizeof(*e));
-	double t;
-	int r;
-	if (!attr_cheap(i)) {
-		/* A large text view: its exact size costs a full render, so it
-		 * is given when asked for (getattr), not on lookup. */
-		e->attr.st_ino = i->ino;
-		e->attr.st_mode = S_IFREG | 0444;
-		e->attr_timeout = 0;
-		e->entry_timeout = fs.o.timeout;
-		e->ino = i->ino;
-		/* mode and owner still matter for permission checks */
+	if (is_vnode(i)) {
 		struct mfs_err err = {0};
-		struct mref *ref = fsmodel_current(i->fm, &err);
-		if (ref) {
-			mfs_id id = vnode_resolve(i, ref);
-			if (id != MFS_NONE) {
-				struct stat src;
-				pthread_mutex_lock(&i->fm->lock);
-				src = i->fm->st;
-				pthread_mutex_unlock(&i->fm->lock);
-				e->attr.st_mode = S_IFREG | file_mode(&src, ref->m->nodes[id].flags & MFS_NF_WRITABLE);
-				e->attr.st_uid = src.st_uid;
-				e->attr.st_gid = src.st_gid;
-			}
-			mref_put(ref);
+		struct mref *r = fsmodel_current(i->fm, &err);
+		if (!r)
+			return -(err.code ? err.code : EIO);
+		mfs_id id = vnode_resolve(i, r);
+		int ret = -ENOENT;
+		if (id != MFS_NONE) {
+			struct stat src;
+			pthread_mutex_lock(&i->fm->lock);
+			src = i->fm->st;
+			pthread_mutex_unlock(&i->fm->lock);
+			ret = entry_node(i, r, id, &src, e);
 		}
-		e->attr.st_nlink = 1;
-		e->attr.st_mtim = e->attr.st_ctim = e->attr.st_atim = inode_mtime(i);
-		return 0;
+		mref_put(r);
+		return ret;
 	}
-	r = attr_of(i, &e->attr, &t);
+	double t;
+	int r = attr_of(i, &e->attr, &t);
 	if (r < 0)
 		return r;
 	e->ino = i->ino;

@@ -11,4 +11,15 @@ bool attr_cheap(struct inode *i);
 /* The entry reply for i (attributes given later for costly sizes). */
 int entry_of(struct inode *i, struct fuse_entry_param *e);
 
+struct mref;
+/* stat of the model node id of generation r shown by inode i; src: the
+ * source file's stat (mode and owner follow it). */
+int attr_node(struct inode *i, struct mref *r, mfs_id id, const struct stat *src,
+	      struct stat *st);
+/* The entry reply for that node (as entry_of, without looking it up). */
+int entry_node(struct inode *i, struct mref *r, mfs_id id, const struct stat *src,
+	       struct fuse_entry_param *e);
+/* stat of a SOURCE entry (I_SDIR, I_SFILE, I_SLINK) from the source's own. */
+void attr_source(struct inode *i, const struct stat *in, struct stat *st);
+
 #endif

@@ -119,6 +119,7 @@ fuse_ino_t inode_number(const struct inode *parent, const char *name, enum ikind
 /* The existing child (parent, name, kind), +1 ref, or NULL (never creates). */
 struct inode *inode_find_child(struct inode *parent, const char *name, enum ikind kind);
 void inode_lookup_ref(struct inode *i);                  /* the kernel gained a reference */
+void inode_lookup_put(struct inode *i);                  /* the same, and inode_put */
 void inode_forget(struct inode *i, uint64_t n);
 int inode_path(const struct inode *i, char *buf, size_t size);  /* relative to the mount */
 /* A SOURCE entry was renamed: i is now newname in np (numbers stay). */
@@ -145,6 +146,9 @@ void log_init(void);
 /* notify.c: kernel cache invalidation from a thread of its own. */
 void notify_inval_inode(fuse_ino_t ino);
 void notify_inval_entry(fuse_ino_t parent, const char *name);
+/* The same, waiting until the kernel has dropped the entry (at most ms:
+ * the kernel may wait for the caller's own request). */
+void notify_inval_entry_wait(fuse_ino_t parent, const char *name, int ms);
 int notify_start(void);
 void notify_stop(void);
 /* watch.c: source changes seen by inotify. */

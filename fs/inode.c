@@ -159,6 +159,14 @@ void inode_lookup_ref(struct inode *i)
 	pthread_mutex_unlock(&fs.lock);
 }
 
+void inode_lookup_put(struct inode *i)
+{
+	pthread_mutex_lock(&fs.lock);
+	i->nlookup++;
+	i->refs--;  /* never the last: the kernel's reference keeps it */
+	pthread_mutex_unlock(&fs.lock);
+}
+
 void inode_forget(struct inode *i, uint64_t n)
 {
 	pthread_mutex_lock(&fs.lock);

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include "commit.h"
 #include "model_fs.h"
 #include "pending.h"
+#include "verdict.h"
 
 struct mref *mref_hold(struct mref *r)
 {
@@ -44,51 +46,40 @@ static bool same_stat(const struct stat *a, const struct stat *b)
 	       a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
 }
 
-/* The sidecar's stat (st_ino 0 when there is none). */
-static void side_stat(int dfd, const char *name, const struct mfs_codec *c, struct stat *out)
+/* The sidecar's stat (st_ino 0 when there is none); suffix: the codec's
+ * sidecar suffix, or NULL. */
+static void side_stat(int dfd, const char *name, const char *suffix, struct stat *out)
 {
 	memset(out, 0, sizeof(*out));
-	if (!c || !c->sidecar)
+	if (!suffix)
 		return;
 	char p[600];
-	snprintf(p, sizeof(p), "%s%s", name, c->sidecar);
+	snprintf(p, sizeof(p), "%s%s", name, suffix);
 	if (fstatat(dfd, p, out, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(out->st_mode))
 		memset(out, 0, sizeof(*out));
 }
 
+static bool same_side(const struct stat *a, const struct stat *b)
+{
+	return a->st_ino == b->st_ino && a->st_mtim.tv_sec == b->st_mtim.tv_sec &&
+	       a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
+
 /* ---- failures are reported once per version of a file ------------------- */
 
-struct failure {
-	fuse_ino_t dir;
-	char *name;
-	struct stat st;
-	struct failure *next;
-};
-static struct failure *failures;
-static pthread_mutex_t failures_lock = PTHREAD_MUTEX_INITIALIZER;
-
-/* true if this version already failed (and was reported) */
-static bool failed_before(fuse_ino_t dir, const char *name, const struct stat *st, bool record)
+static bool failed_before(fuse_ino_t dir, const char *name, const struct stat *st)
 {
-	pthread_mutex_lock(&failures_lock);
-	struct failure **p = &failures;
-	for (; *p; p = &(*p)->next)
-		if ((*p)->dir == dir && strcmp((*p)->name, name) == 0)
-			break;
-	bool hit = *p && same_stat(&(*p)->st, st);
-	if (record && !hit) {
-		if (!*p) {
-			*p = calloc(1, sizeof(**p));
-			if (*p) {
-				(*p)->dir = dir;
-				(*p)->name = strdup(name);
-			}
-		}
-		if (*p)
-			(*p)->st = *st;
-	}
-	pthread_mutex_unlock(&failures_lock);
-	return hit;
+	return verdict_get(dir, name, st, NULL) == VERDICT_PLAIN;
+}
+
+/* A file did not parse at version st: remember it, and log why once
+ * (ENOTSUP, "not a model after all", silently). */
+static void report_failure(struct inode *dir, const char *name, const struct stat *st,
+			   const struct mfs_err *err)
+{
+	if (verdict_set(dir->ino, name, st, VERDICT_PLAIN, NULL) != VERDICT_PLAIN &&
+	    err->code != ENOTSUP)
+		log_error(dir, name, err->code, err->msg);
 }
 
 /* ---- parsing ---------------------------------------------------------------- */
@@ -119,41 +110,59 @@ static struct mref *parse(struct inode *dir, const char *name, struct stat *st,
 	}
 	ref->m = m;
 	atomic_init(&ref->refs, 1);
-	side_stat(dfd, name, m->codec, side);
+	side_stat(dfd, name, m->codec->sidecar, side);
 	return ref;
+}
+
+static struct fsmodel *fm_of(struct inode *mi)
+{
+	pthread_mutex_lock(&fs.lock);
+	struct fsmodel *fm = mi->fm;
+	pthread_mutex_unlock(&fs.lock);
+	return fm;
+}
+
+/* mi's model, created (not parsed yet) if it has none; NULL when out of
+ * memory. */
+static struct fsmodel *fm_get(struct inode *mi, const struct stat *st)
+{
+	struct fsmodel *fm = fm_of(mi);
+	if (fm)
+		return fm;
+	struct fsmodel *nf = calloc(1, sizeof(*nf));
+	if (!nf)
+		return NULL;
+	nf->inode = mi;
+	nf->st = *st;
+	nf->stale = true;
+	pthread_mutex_init(&nf->lock, NULL);
+	pthread_mutex_init(&nf->commit, NULL);
+	pthread_rwlock_init(&nf->rw, NULL);
+	/* Published under the table lock (the inotify thread looks at it
+	 * there); of two first lookups, the first one wins. */
+	pthread_mutex_lock(&fs.lock);
+	fm = mi->fm;
+	if (!fm)
+		fm = mi->fm = nf;
+	pthread_mutex_unlock(&fs.lock);
+	if (fm != nf) {
+		pthread_mutex_destroy(&nf->lock);
+		pthread_mutex_destroy(&nf->commit);
+		pthread_rwlock_destroy(&nf->rw);
+		free(nf);
+	} else {
+		inode_set_mtime(mi, st->st_mtim);
+	}
+	return fm;
 }
 
 static void attach(struct inode *mi, struct mref *ref, const struct stat *st,
 		   const struct stat *side)
 {
-	pthread_mutex_lock(&fs.lock);
-	struct fsmodel *fm = mi->fm;
-	pthread_mutex_unlock(&fs.lock);
+	struct fsmodel *fm = fm_get(mi, st);
 	if (!fm) {
-		struct fsmodel *nf = calloc(1, sizeof(*nf));
-		if (!nf) {
-			mref_put(ref);
-			return;
-		}
-		nf->inode = mi;
-		pthread_mutex_init(&nf->lock, NULL);
-		pthread_mutex_init(&nf->commit, NULL);
-		pthread_rwlock_init(&nf->rw, NULL);
-		/* Published under the table lock (the inotify thread looks at it
-		 * there); of two first lookups, the first one wins. */
-		pthread_mutex_lock(&fs.lock);
-		fm = mi->fm;
-		if (!fm)
-			fm = mi->fm = nf;
-		pthread_mutex_unlock(&fs.lock);
-		if (fm != nf) {
-			pthread_mutex_destroy(&nf->lock);
-			pthread_mutex_destroy(&nf->commit);
-			pthread_rwlock_destroy(&nf->rw);
-			free(nf);
-		} else {
-			inode_set_mtime(mi, st->st_mtim);
-		}
+		mref_put(ref);
+		return;
 	}
 	pthread_mutex_lock(&fm->lock);
 	struct mref *old = fm->cur;
@@ -167,7 +176,119 @@ static void attach(struct inode *mi, struct mref *ref, const struct stat *st,
 	mref_put(old);
 }
 
-struct inode *source_child(struct inode *dir, const char *name, struct stat *st, int *err_out)
+/* A file that a codec bids on, not indexed yet: shown as a model directory
+ * of that version until its contents are first needed. */
+static int bid(struct inode *mi, const struct stat *st, const char *sidecar,
+	       const struct stat *side)
+{
+	struct fsmodel *fm = fm_get(mi, st);
+	if (!fm)
+		return -ENOMEM;
+	pthread_mutex_lock(&fm->lock);
+	fm->st = *st;
+	fm->side_st = *side;
+	fm->sidecar = sidecar;
+	fm->stale = true;
+	pthread_mutex_unlock(&fm->lock);
+	inode_set_mtime(mi, st->st_mtim);
+	return 0;
+}
+
+/* The codec that bids on a file's first bytes, or NULL. */
+static const struct mfs_codec *probe(int dfd, const char *name, const struct stat *st)
+{
+	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return NULL;
+	uint8_t head[MFS_HEAD_MAX];
+	ssize_t n = pread(fd, head, sizeof(head), 0);
+	close(fd);
+	return n < 0 ? NULL : mfs_probe(head, (size_t)n, (uint64_t)st->st_size, name);
+}
+
+enum fm_state {
+	FM_CHANGED,   /* the model describes another version of the file */
+	FM_BID,       /* this version, a candidate not indexed yet */
+	FM_PARSED,    /* this version, indexed */
+};
+
+static enum fm_state fm_state(struct fsmodel *fm, int dfd, const char *name,
+			      const struct stat *st)
+{
+	pthread_mutex_lock(&fm->lock);
+	struct stat fst = fm->st, fside = fm->side_st;
+	const char *suffix = fm->sidecar;
+	bool parsed = fm->cur && !fm->stale;
+	pthread_mutex_unlock(&fm->lock);
+	if (!same_stat(&fst, st))
+		return FM_CHANGED;
+	struct stat side;
+	side_stat(dfd, name, suffix, &side);
+	if (!same_side(&side, &fside))
+		return FM_CHANGED;
+	return parsed ? FM_PARSED : FM_BID;
+}
+
+/* A regular file: a model or a plain file. What listings said of it
+ * holds (a candidate they showed is indexed when its contents are first
+ * read); a name no listing has shown is indexed now when index (a lookup),
+ * else bid on from its first bytes (a listing). */
+static struct inode *source_file(struct inode *dir, const char *name, const struct stat *st,
+				 bool index, int *err_out)
+{
+	int dfd = dir_fd(dir);
+	struct inode *mi = inode_find_child(dir, name, I_MODEL);
+	struct fsmodel *fm = mi ? fm_of(mi) : NULL;
+	if (fm && fm_state(fm, dfd, name, st) != FM_CHANGED)
+		return mi;  /* indexed, or shown by a listing: as it was */
+	const char *sidecar = NULL;
+	const struct mfs_codec *c = NULL;
+	bool candidate = verdict_get(dir->ino, name, st, &sidecar) == VERDICT_CANDIDATE;
+	if (!candidate && !index) {
+		/* A listing: the codecs' bids on the first bytes decide, and
+		 * the file is indexed when its contents are first needed. */
+		c = probe(dfd, name, st);
+		if (!c) {
+			if (mi)
+				inode_put(mi);
+			verdict_set(dir->ino, name, st, VERDICT_PLAIN, NULL);
+			return inode_child(dir, name, I_SFILE);
+		}
+		sidecar = c->sidecar;
+		verdict_set(dir->ino, name, st, VERDICT_CANDIDATE, sidecar);
+		candidate = true;
+	}
+	bool known = mi != NULL;
+	if (!mi && !(mi = inode_child(dir, name, I_MODEL))) {
+		*err_out = ENOMEM;
+		return NULL;
+	}
+	struct stat side;
+	if (candidate) {
+		side_stat(dfd, name, sidecar, &side);
+		if (bid(mi, st, sidecar, &side) < 0) {
+			inode_put(mi);
+			*err_out = ENOMEM;
+			return NULL;
+		}
+		return mi;
+	}
+	struct mfs_err err = {0};
+	struct stat pst = *st;
+	struct mref *ref = parse(dir, name, &pst, &side, &err);
+	if (ref) {
+		attach(mi, ref, &pst, &side);
+		return mi;
+	}
+	inode_put(mi);
+	report_failure(dir, name, &pst, &err);
+	if (known)
+		notify_inval_inode(dir->ino);  /* its listing may show a directory */
+	return inode_child(dir, name, I_SFILE);
+}
+
+struct inode *source_child(struct inode *dir, const char *name, struct stat *st, bool listing,
+			   int *err_out)
 {
 	int dfd = dir_fd(dir);
 	if (fstatat(dfd, name, st, AT_SYMLINK_NOFOLLOW) < 0) {
@@ -195,39 +316,9 @@ struct inode *source_child(struct inode *dir, const char *name, struct stat *st,
 	}
 	if (S_ISLNK(st->st_mode))
 		return inode_child(dir, name, I_SLINK);
-	if (!S_ISREG(st->st_mode) || failed_before(dir->ino, name, st, false))
+	if (!S_ISREG(st->st_mode) || failed_before(dir->ino, name, st))
 		return inode_child(dir, name, I_SFILE);
-	/* A model already parsed at this version? */
-	struct inode *mi = inode_child(dir, name, I_MODEL);
-	if (!mi) {
-		*err_out = ENOMEM;
-		return NULL;
-	}
-	if (mi->fm) {
-		pthread_mutex_lock(&mi->fm->lock);
-		struct stat side;
-		side_stat(dfd, name, mi->fm->cur ? mi->fm->cur->m->codec : NULL, &side);
-		bool fresh = mi->fm->cur && !mi->fm->stale && same_stat(&mi->fm->st, st) &&
-			     side.st_ino == mi->fm->side_st.st_ino &&
-			     side.st_mtim.tv_nsec == mi->fm->side_st.st_mtim.tv_nsec &&
-			     side.st_mtim.tv_sec == mi->fm->side_st.st_mtim.tv_sec;
-		pthread_mutex_unlock(&mi->fm->lock);
-		if (fresh)
-			return mi;
-	}
-	struct mfs_err err = {0};
-	struct stat side;
-	struct mref *ref = parse(dir, name, st, &side, &err);
-	if (ref) {
-		attach(mi, ref, st, &side);
-		return mi;
-	}
-	inode_put(mi);
-	if (err.code != ENOTSUP && !failed_before(dir->ino, name, st, true))
-		log_error(dir, name, err.code, err.msg);
-	else if (err.code == ENOTSUP)
-		failed_before(dir->ino, name, st, true);
-	return inode_child(dir, name, I_SFILE);
+	return source_file(dir, name, st, !listing, err_out);
 }
 
 unsigned source_dtype(struct inode *dir, const char *name, unsigned char d_type)
@@ -240,33 +331,20 @@ unsigned source_dtype(struct inode *dir, const char *name, unsigned char d_type)
 		return DT_UNKNOWN;
 	if (!S_ISREG(st.st_mode))
 		return (st.st_mode & S_IFMT) >> 12;
-	if (failed_before(dir->ino, name, &st, false))
+	if (failed_before(dir->ino, name, &st))
 		return DT_REG;
 	struct inode *mi = inode_find_child(dir, name, I_MODEL);
 	if (mi) {
-		bool fresh = false;
-		if (mi->fm) {
-			pthread_mutex_lock(&mi->fm->lock);
-			fresh = mi->fm->cur && !mi->fm->stale && same_stat(&mi->fm->st, &st);
-			pthread_mutex_unlock(&mi->fm->lock);
-		}
+		struct fsmodel *fm = fm_of(mi);
+		bool fresh = fm && fm_state(fm, dfd, name, &st) == FM_PARSED;
 		inode_put(mi);
 		if (fresh)
 			return DT_DIR;
 	}
-	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
-		return DT_REG;
-	uint8_t head[MFS_HEAD_MAX];
-	ssize_t n = pread(fd, head, sizeof(head), 0);
-	close(fd);
-	if (n < 0)
-		return DT_REG;
 	/* A model until it is parsed, which may fail: the type is not known
 	 * yet (tools then stat it, and the lookup parses it). */
-	return mfs_probe(head, (size_t)n, (uint64_t)st.st_size, name) ? DT_UNKNOWN : DT_REG;
+	return probe(dfd, name, &st) ? DT_UNKNOWN : DT_REG;
 }
-
 
 /* ---- generations ------------------------------------------------------------ */
 
@@ -290,9 +368,14 @@ struct mref *fsmodel_current(struct fsmodel *fm, struct mfs_err *err)
 	pthread_mutex_unlock(&fm->lock);
 	struct inode *mi = fm->inode;
 	struct stat st, side;
+	fuse_ino_t pino = 0;
+	char name[NAME_MAX + 1];
 	r = NULL;
-	if (fstatat(dir_fd(mi->parent), mi->name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+	bool gone = fstatat(dir_fd(mi->parent), mi->name, &st, AT_SYMLINK_NOFOLLOW) < 0;
+	if (gone)
 		mfs_error(err, errno, "the source file is gone");
+	else if (failed_before(mi->parent->ino, mi->name, &st))
+		mfs_error(err, EINVAL, "this version of the file does not parse");
 	else if ((r = parse(mi->parent, mi->name, &st, &side, err)) != NULL) {
 		/* Ours before it is published: a lookup may attach a newer parse
 		 * and drop this one meanwhile. */
@@ -302,13 +385,29 @@ struct mref *fsmodel_current(struct fsmodel *fm, struct mfs_err *err)
 	if (r) {
 		inode_set_mtime(mi, st.st_mtim);
 	} else {
-		/* It does not parse any more: the entry becomes a plain file. */
+		/* It does not parse (any more, or it only looked like a model
+		 * when listed): the entry becomes a plain file. The kernel
+		 * forgets the directory it was shown as, and the listing of its
+		 * parent (whose type said directory). */
+		if (!gone)
+			report_failure(mi->parent, mi->name, &st, err);
+		/* For the request at hand: a path walk that gets ESTALE is done
+		 * again with fresh lookups, which find the plain file. */
+		err->code = ESTALE;
 		pthread_mutex_lock(&fs.lock);
 		mi->stale = true;
+		pino = mi->parent->ino;
+		snprintf(name, sizeof(name), "%s", mi->name);
 		pthread_mutex_unlock(&fs.lock);
-		notify_inval_entry(mi->parent->ino, mi->name);
 	}
 	pthread_mutex_unlock(&fm->commit);
+	if (!r) {
+		/* Gone from the kernel's caches before this request is answered
+		 * (so that a stat right after it sees the plain file), unless
+		 * the kernel waits for this very request meanwhile. */
+		notify_inval_entry_wait(pino, name, 100);
+		notify_inval_inode(pino);
+	}
 	return r;
 }
 
@@ -435,10 +534,8 @@ void fsmodel_check(struct fsmodel *fm)
 	if (fstatat(dfd, mi->name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 		changed = true;
 	} else {
-		side_stat(dfd, mi->name, fm->cur ? fm->cur->m->codec : NULL, &side);
-		changed = !same_stat(&st, &fm->st) || side.st_ino != fm->side_st.st_ino ||
-			  side.st_mtim.tv_sec != fm->side_st.st_mtim.tv_sec ||
-			  side.st_mtim.tv_nsec != fm->side_st.st_mtim.tv_nsec;
+		side_stat(dfd, mi->name, fm->sidecar, &side);
+		changed = !same_stat(&st, &fm->st) || !same_side(&side, &fm->side_st);
 	}
 	if (changed)
 		fm->stale = true;

@@ -21,28 +21,38 @@ void mref_put(struct mref *r);
 
 struct fsmodel {
 	struct inode *inode;        /* its I_MODEL inode (which owns this) */
-	pthread_mutex_t lock;       /* guards cur, st, gen, stale */
-	struct mref *cur;
-	struct stat st;             /* the source when cur was parsed */
+	pthread_mutex_t lock;       /* guards cur, st, side_st, gen, sidecar, stale */
+	struct mref *cur;           /* the last generation parsed, or NULL */
+	struct stat st;             /* the source version shown (parsed, or only bid on) */
 	struct stat side_st;        /* its sidecar then (st_ino 0: none) */
 	uint64_t gen;
 	const char *sidecar;        /* the codec's sidecar suffix, or NULL (static) */
-	bool stale;                 /* changed outside: reparse on next access */
-	pthread_mutex_t commit;     /* one commit at a time */
+	bool stale;                 /* cur is not of version st: parse on next access */
+	pthread_mutex_t commit;     /* one commit (or parse) at a time */
 	pthread_rwlock_t rw;        /* readers (read lock) vs in-place patching */
 };
 
 /* Classify the source entry name in directory dir (an I_SDIR inode): a
- * model (parsed now, or still fresh), a plain file, a directory or a link.
- * Returns the inode (+1 ref) and fills st with what to show, or NULL with
- * *err_out set to a positive errno. */
-struct inode *source_child(struct inode *dir, const char *name, struct stat *st, int *err_out);
+ * model, a plain file, a directory or a link. Returns the inode (+1 ref)
+ * and fills st with the source entry's stat, or NULL with *err_out set to
+ * a positive errno.
+ *
+ * A regular file that a codec bids on is a model. A listing reads only its
+ * first bytes, and what it showed holds for later lookups of the name (see
+ * verdict.h): the model is indexed when its contents are first needed
+ * (fsmodel_current); if it fails then, the entry turns into a plain file
+ * (its error is logged, the kernel's entry and its parent's listing are
+ * dropped). A lookup of a name no listing showed (listing false) indexes
+ * it at once: one that fails to parse is a plain file from the start. */
+struct inode *source_child(struct inode *dir, const char *name, struct stat *st, bool listing,
+			   int *err_out);
 /* d_type of a source entry without parsing (for readdir): DT_UNKNOWN for a
  * file that may be a model but was not parsed yet. */
 unsigned source_dtype(struct inode *dir, const char *name, unsigned char d_type);
 
-/* The current generation of a model (+1 ref), reparsing first if the source
- * changed. NULL when the file no longer parses (err set). */
+/* The current generation of a model (+1 ref), parsing first if the source
+ * changed or was only bid on. NULL when the file does not parse (err set,
+ * ESTALE: the entry is a plain file now). */
 struct mref *fsmodel_current(struct fsmodel *fm, struct mfs_err *err);
 /* The node of an I_MODEL/I_VNODE inode in generation r, or MFS_NONE. */
 mfs_id vnode_resolve(struct inode *i, struct mref *r);

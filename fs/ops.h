@@ -8,6 +8,10 @@
 /* Find the child name of parent (+1 ref), or NULL with *err (positive). The
  * kind of parent decides where it comes from: SOURCE, a model, .modelfs. */
 struct inode *child_lookup(struct inode *parent, const char *name, int *err);
+struct mref;
+/* The inode of node id of generation r in the model directory parent
+ * (+1 ref), or NULL when out of memory. */
+struct inode *vnode_child(struct inode *parent, struct mref *r, mfs_id id);
 /* Reply to a request with an errno, logging unexpected failures. */
 void reply_err(fuse_req_t req, int err);
 bool is_model_dir(const struct inode *i);

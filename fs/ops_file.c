@@ -381,7 +381,7 @@ static ssize_t write_view(struct inode *i, struct fh *h, const char *buf, size_t
 	if (r < 0)
 		return r;
 	h->w->dirty = true;
-	r = pending_check(i, h, (uint64_t)off);
+	r = pending_check(i, h);
 	if (r < 0)
 		return r;
 	/* The kernel grows its size with direct writes: have it ask again, or

@@ -49,12 +49,34 @@ void op_init(void *userdata, struct fuse_conn_info *conn)
 		conn->max_readahead = 1u << 20;
 }
 
+struct inode *vnode_child(struct inode *parent, struct mref *r, mfs_id id)
+{
+	uint8_t k = r->m->nodes[id].kind;
+	struct inode *c = inode_child(parent, r->m->nodes[id].name,
+				      k == MFS_K_DIR ? I_VDIR : k == MFS_K_LINK ? I_VLINK : I_VNODE);
+	if (!c)
+		return NULL;
+	pthread_mutex_lock(&c->lock);
+	if (!c->fm) {
+		c->fm = parent->fm;
+		inode_set_mtime(c, inode_mtime(parent->fm->inode));
+	}
+	pthread_mutex_unlock(&c->lock);
+	pthread_mutex_lock(&c->rlock);
+	c->gen = r->gen;
+	c->node = id;
+	pthread_mutex_unlock(&c->rlock);
+	return c;
+}
+
 /* A child of a model directory: a node of the model, or a scratch file. */
 static struct inode *model_child(struct inode *parent, const char *name, int *err)
 {
 	struct mfs_err e = {0};
 	struct mref *r = fsmodel_current(parent->fm, &e);
 	if (!r) {
+		/* ESTALE when the model turned out not to parse: the path walk
+		 * is done again and finds a plain file. */
 		*err = e.code ? e.code : EIO;
 		return NULL;
 	}
@@ -62,22 +84,9 @@ static struct inode *model_child(struct inode *parent, const char *name, int *er
 	mfs_id id = pid == MFS_NONE ? MFS_NONE : mfs_lookup(r->m, pid, name);
 	struct inode *c = NULL;
 	if (id != MFS_NONE) {
-		uint8_t k = r->m->nodes[id].kind;
-		c = inode_child(parent, name, k == MFS_K_DIR ? I_VDIR : k == MFS_K_LINK ? I_VLINK : I_VNODE);
-		if (c) {
-			pthread_mutex_lock(&c->lock);
-			if (!c->fm) {
-				c->fm = parent->fm;
-				inode_set_mtime(c, inode_mtime(parent->fm->inode));
-			}
-			pthread_mutex_unlock(&c->lock);
-			pthread_mutex_lock(&c->rlock);
-			c->gen = r->gen;
-			c->node = id;
-			pthread_mutex_unlock(&c->rlock);
-		} else {
+		c = vnode_child(parent, r, id);
+		if (!c)
 			*err = ENOMEM;
-		}
 	} else {
 		c = scratch_find(parent, name);
 		if (!c)
@@ -100,7 +109,7 @@ struct inode *child_lookup(struct inode *parent, const char *name, int *err)
 		}
 		watch_dir(parent);
 		struct stat st;
-		return source_child(parent, name, &st, err);
+		return source_child(parent, name, &st, false, err);
 	}
 	case I_META:
 		if (strcmp(name, "errors") == 0)

@@ -13,8 +13,12 @@
  *
  * Nothing can be set or removed: ENOTSUP, which cp -a, mv and tar skip in
  * silence (EACCES would make cp -a print an error for every file copied
- * into the mount). Names outside user.* are answered at once with ENODATA:
- * the kernel asks for security.capability before every write. */
+ * into the mount). Names outside user.* are answered at once: security.*
+ * and system.* (SELinux labels, POSIX ACLs) with ENOTSUP, as a file system
+ * without them does, so that ls -l, which asks for both on every file,
+ * stops asking after the first (it remembers ENOTSUP per device); others
+ * (trusted.*) with ENODATA. The kernel asks for security.capability before
+ * every write. */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -165,6 +169,8 @@ static void source_getxattr(fuse_req_t req, struct inode *i, const char *name, s
 
 void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
+	if (strncmp(name, "security.", 9) == 0 || strncmp(name, "system.", 7) == 0)
+		return reply_err(req, ENOTSUP);
 	if (strncmp(name, "user.", 5) != 0)
 		return reply_err(req, ENODATA);
 	struct inode *i = inode_get(ino);

@@ -25,6 +25,7 @@ void pending_free(struct pending *p)
 	if (!p)
 		return;
 	wbuf_free(p->buf);
+	mfs_check_reset(&p->check);
 	mfs_rcache_free(p->rc);
 	mref_put(p->base);
 	free(p);
@@ -55,7 +56,7 @@ static int attach_base(struct inode *vi, struct pending *p)
 	p->base = r;
 	p->node = node;
 	p->dirty = p->truncated = false;
-	p->check = (struct mfs_check){0};
+	mfs_check_reset(&p->check);
 	p->told = size;
 	return 0;
 }
@@ -135,26 +136,38 @@ int pending_refuse(struct inode *vi, struct fh *fh, const struct mfs_err *err)
 	return -fh->failed;
 }
 
-int pending_check(struct inode *vi, struct fh *fh, uint64_t off)
+/* Whether the bytes p->check saw are still there (none changed since). */
+static bool check_holds(struct pending *p)
+{
+	return wbuf_dirty_from(p->buf) >= p->check.off;
+}
+
+int pending_check(struct inode *vi, struct fh *fh)
 {
 	struct pending *p = fh->w;
-	if (off < p->check.off)
-		p->check = (struct mfs_check){0};  /* rewrote checked bytes: start over */
+	if (!check_holds(p))
+		mfs_check_reset(&p->check);  /* rewrote checked bytes: start over */
+	wbuf_clean(p->buf);
 	uint64_t size = wbuf_size(p->buf);
 	if (size <= p->check.off || size - p->check.off > (16u << 20))
 		return 0;  /* nothing new, or a huge unchecked piece: the commit checks */
 	size_t len = (size_t)(size - p->check.off);
-	char *buf = malloc(len);
-	if (!buf)
-		return 0;
-	int r = 0;
-	if (wbuf_read(p->buf, p->check.off, len, buf) == (ssize_t)len) {
-		struct mfs_err err = {0};
-		r = mfs_view_check_prefix(p->base->m, p->node, buf, len, &p->check, &err);
-		if (r < 0)
-			r = pending_refuse(vi, fh, &err);
+	/* Sequential writes: the new bytes are in place in the last extent. */
+	const char *text = wbuf_peek(p->buf, p->check.off, len);
+	char *copy = NULL;
+	if (!text) {
+		copy = malloc(len);
+		if (!copy || wbuf_read(p->buf, p->check.off, len, copy) != (ssize_t)len) {
+			free(copy);
+			return 0;
+		}
+		text = copy;
 	}
-	free(buf);
+	struct mfs_err err = {0};
+	int r = mfs_view_check_prefix(p->base->m, p->node, text, len, &p->check, &err);
+	if (r < 0)
+		r = pending_refuse(vi, fh, &err);
+	free(copy);
 	return r;
 }
 
@@ -194,6 +207,9 @@ int pending_commit(struct inode *vi, struct fh *fh)
 	}
 	struct mfs_content c;
 	wbuf_content(p->buf, &c);
+	/* The values checked at each write are not parsed again. */
+	if (check_holds(p))
+		c.checked = &p->check;
 	struct mfs_err err = {0};
 	int r = fsmodel_commit(vi->fm, vi, &c, &err);
 	if (r < 0)

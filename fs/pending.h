@@ -18,7 +18,7 @@ struct pending {
 	struct mfs_rcache *rc;    /* reading the base */
 	bool dirty;               /* bytes written since the last commit */
 	bool truncated;           /* truncated (O_TRUNC, ftruncate) since then */
-	struct mfs_check check;   /* what was written, checked so far (view.h) */
+	struct mfs_check check;   /* what was written, checked and parsed so far (view.h) */
 	uint64_t told;            /* size beyond which the kernel was told to drop attributes */
 };
 
@@ -49,10 +49,12 @@ void pending_free(struct pending *p);
 void pending_keep(struct inode *vi, struct pending *p);
 /* Start p over from the view's current content (after a commit or a refusal). */
 int pending_reset(struct inode *vi, struct pending *p);
-/* After a write at off: check what is complete so far, so that a bad value
- * fails the write itself. Returns 0 or -errno (the change is then refused:
+/* After a write: check what is complete so far, so that a bad value fails
+ * the write itself; the values checked are kept for the commit, which does
+ * not parse them again (bytes rewritten or truncated below what was checked
+ * start the check over). Returns 0 or -errno (the change is then refused:
  * logged, and the file shows the source's content again). */
-int pending_check(struct inode *vi, struct fh *fh, uint64_t off);
+int pending_check(struct inode *vi, struct fh *fh);
 /* The change of fh is refused: logged (one line for the whole change), fh
  * fails from now on, and its file shows the source's content again.
  * Returns -errno. Caller holds vi->lock. */

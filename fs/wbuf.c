@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bigbuf.h"
 #include "wbuf.h"
 
 struct ext {
@@ -17,6 +18,7 @@ struct wbuf {
 	wbuf_base_fn base;
 	void *ctx;
 	uint64_t cap, held;
+	uint64_t dirty;         /* wbuf_dirty_from */
 	struct ext *v;
 	size_t n, vcap;
 	struct mfs_extent *list;  /* for wbuf_content */
@@ -31,6 +33,7 @@ struct wbuf *wbuf_new(uint64_t base_size, wbuf_base_fn base, void *ctx, uint64_t
 	w->base = base;
 	w->ctx = ctx;
 	w->cap = cap;
+	w->dirty = UINT64_MAX;
 	return w;
 }
 
@@ -39,7 +42,7 @@ void wbuf_free(struct wbuf *w)
 	if (!w)
 		return;
 	for (size_t i = 0; i < w->n; i++)
-		free(w->v[i].data);
+		mfs_big_free(w->v[i].data, w->v[i].cap);
 	free(w->v);
 	free(w->list);
 	free(w);
@@ -75,6 +78,8 @@ int wbuf_write(struct wbuf *w, uint64_t off, const void *data, size_t len)
 	uint64_t end = off + len;
 	if (end < off)
 		return -EFBIG;
+	if (off < w->dirty)
+		w->dirty = off;
 	/* The extents touching [off, end] merge into one. */
 	size_t a = 0;
 	while (a < w->n && w->v[a].off + w->v[a].len < off)
@@ -103,7 +108,8 @@ int wbuf_write(struct wbuf *w, uint64_t off, const void *data, size_t len)
 			size_t nc = e.cap ? e.cap : 4096;
 			while (nc < me - mo)
 				nc = nc > SIZE_MAX / 2 ? (size_t)(me - mo) : nc * 2;
-			uint8_t *d = realloc(e.data, nc);
+			/* Large ones grow without a copy (bigbuf.h). */
+			uint8_t *d = mfs_big_resize(e.data, e.cap, nc);
 			if (!d)
 				return -ENOMEM;
 			e.data = d;
@@ -111,8 +117,8 @@ int wbuf_write(struct wbuf *w, uint64_t off, const void *data, size_t len)
 		}
 		e.len = me - mo;
 	} else {
-		e.cap = (size_t)(me - mo);
-		e.data = malloc(e.cap ? e.cap : 1);
+		e.cap = (size_t)(me - mo) ? (size_t)(me - mo) : 1;
+		e.data = mfs_big_alloc(e.cap);
 		if (!e.data)
 			return -ENOMEM;
 		/* Fill from the old extents and what lies under them. */
@@ -120,7 +126,7 @@ int wbuf_write(struct wbuf *w, uint64_t off, const void *data, size_t len)
 		for (size_t i = a; i <= b; i++) {
 			uint64_t next = i < b ? w->v[i].off : me;
 			if (next > pos && read_under(w, pos, (size_t)(next - pos), e.data + (pos - mo)) < 0) {
-				free(e.data);
+				mfs_big_free(e.data, e.cap);
 				return -EIO;
 			}
 			if (i < b) {
@@ -129,7 +135,7 @@ int wbuf_write(struct wbuf *w, uint64_t off, const void *data, size_t len)
 			}
 		}
 		for (size_t i = a; i < b; i++)
-			free(w->v[i].data);
+			mfs_big_free(w->v[i].data, w->v[i].cap);
 	}
 	memcpy(e.data + (off - mo), data, len);
 	/* Replace v[a, b) by e. */
@@ -138,7 +144,7 @@ int wbuf_write(struct wbuf *w, uint64_t off, const void *data, size_t len)
 			size_t nc = w->vcap ? w->vcap * 2 : 8;
 			struct ext *v = realloc(w->v, nc * sizeof(*v));
 			if (!v) {
-				free(e.data);
+				mfs_big_free(e.data, e.cap);
 				return -ENOMEM;
 			}
 			w->v = v;
@@ -159,6 +165,9 @@ int wbuf_write(struct wbuf *w, uint64_t off, const void *data, size_t len)
 
 int wbuf_truncate(struct wbuf *w, uint64_t size)
 {
+	uint64_t from = size < w->size ? size : w->size;  /* growing adds zeros after the end */
+	if (from < w->dirty)
+		w->dirty = from;
 	if (size < w->base_len)
 		w->base_len = size;
 	size_t k = 0;
@@ -166,7 +175,7 @@ int wbuf_truncate(struct wbuf *w, uint64_t size)
 		struct ext *e = &w->v[i];
 		if (e->off >= size) {
 			w->held -= e->len;
-			free(e->data);
+			mfs_big_free(e->data, e->cap);
 			continue;
 		}
 		if (e->off + e->len > size) {
@@ -214,13 +223,48 @@ static int content_read(void *ctx, uint64_t off, size_t len, void *buf)
 	return n == (ssize_t)len ? 0 : -EIO;
 }
 
+const void *wbuf_peek(struct wbuf *w, uint64_t off, size_t len)
+{
+	if (off > w->size || len > w->size - off)
+		return NULL;
+	/* The extent holding off, if any (sorted, disjoint: a binary search). */
+	size_t lo = 0, hi = w->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (w->v[mid].off + w->v[mid].len <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == w->n || w->v[lo].off > off || off + len > w->v[lo].off + w->v[lo].len)
+		return NULL;
+	return w->v[lo].data + (off - w->v[lo].off);
+}
+
+static const void *content_peek(void *ctx, uint64_t off, size_t len)
+{
+	return wbuf_peek(ctx, off, len);
+}
+
+uint64_t wbuf_dirty_from(const struct wbuf *w)
+{
+	return w->dirty;
+}
+
+void wbuf_clean(struct wbuf *w)
+{
+	w->dirty = UINT64_MAX;
+}
+
 void wbuf_content(struct wbuf *w, struct mfs_content *c)
 {
 	c->size = w->size;
 	c->read = content_read;
+	c->peek = content_peek;
 	c->ctx = w;
 	c->ext = NULL;
 	c->next = 0;
+	c->checked = NULL;
 	/* Extents describe the change only while the old content is all there. */
 	free(w->list);
 	w->list = NULL;

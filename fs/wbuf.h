@@ -23,5 +23,12 @@ uint64_t wbuf_size(const struct wbuf *w);
 uint64_t wbuf_held(const struct wbuf *w);      /* bytes of written data held */
 /* The content as mfs_content (valid until the next change of w). */
 void wbuf_content(struct wbuf *w, struct mfs_content *c);
+/* Bytes [off, off + len) in place when one piece of written data holds
+ * them all (valid until the next change of w); else NULL. */
+const void *wbuf_peek(struct wbuf *w, uint64_t off, size_t len);
+/* The lowest offset written or truncated since wbuf_clean (UINT64_MAX:
+ * none): bytes below it are as they were then. */
+uint64_t wbuf_dirty_from(const struct wbuf *w);
+void wbuf_clean(struct wbuf *w);
 
 #endif

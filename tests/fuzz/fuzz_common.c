@@ -170,7 +170,19 @@ static int write_view(struct mfs_model *m, mfs_id id, const uint8_t *buf, uint64
 	struct mfs_content c = {
 		.size = len, .read = mem_read, .ctx = &mc, .ext = ext, .next = next,
 	};
-	int r = mfs_view_write(m, id, &c, p, err);
+	/* As the mount does: values text checked in pieces as it is written (a
+	 * third, then two), then committed with the values the checks parsed. */
+	struct mfs_check st = {0};
+	int r = 0;
+	bool values = !ext && buf && m->nodes[id].view == MFS_V_VALUES;
+	for (uint64_t k = 1, upto; values && k <= 2 && r == 0; k++)
+		if ((upto = len * k / 3) > st.off)
+			r = mfs_view_check_prefix(m, id, (const char *)buf + st.off,
+						  (size_t)(upto - st.off), &st, err);
+	c.checked = &st;
+	if (r == 0)
+		r = mfs_view_write(m, id, &c, p, err);
+	mfs_check_reset(&st);
 	CHECK(r <= 1 && r > -4096, "mfs_view_write returned %d", r);
 	CHECK(r >= 0 || err->msg[0], "refused (%d) without a message", r);
 	return r;

@@ -20,7 +20,7 @@ import time
 
 import numpy as np
 
-from harness import Mount, check, data, eq, run
+from harness import Mount, check, data, eq, run, settle
 from formats import (check_all_tensor_dirs, check_tensor_dir, decode_json, error_lines,
                      expect_refused, npy_saver, expect_unchanged_on_disk, read_every_file, read_text,
                      same_array, same_structure, shape_of, stop_after_crash, write_ok)
@@ -653,6 +653,7 @@ def test_truncated_pass_through():
         for name in bad:
             check(name in names, name + " not listed")
             p = m.m(name)
+            settle(p)
             check(os.path.isfile(p), name + " is not a plain file")
             eq(m.read(name), open(m.s(name), "rb").read(), "bytes of " + name)
         eq(m.read("frame_cut.dbdf.meta"), open(m.s("frame_cut.dbdf.meta"), "rb").read())

@@ -4,7 +4,15 @@ PLearn pointers, a 10k-node graph, names with '/', '..', NUL and 300+ bytes.
 Every path is walked and read with a time limit; the daemon must stay alive
 and answer, and every file is either shown as a model (and reads cleanly) or
 passed through byte-identical (with a line in .modelfs/errors when it still
-looked like a model). Files: MFS_HOSTILE_FILES (default 3000)."""
+looked like a model). Files: MFS_HOSTILE_FILES (default 3000).
+
+Under valgrind (MFS_VALGRIND=1) every request costs the daemon about 2 ms
+however small it is: memcheck checks each byte of libfuse's 1 MiB + 4 KiB
+receive buffer on every read of /dev/fuse (about 9 ms per walked path, 60
+times a plain run). So the set is sized for it, with every kind of input
+kept: 700 mutated files by default (each corpus file with each of the four
+mutations), a 1k-node graph and 1000 wide parameters instead of 10k and
+5000, and a longer time limit for the walk."""
 import glob
 import os
 import random
@@ -15,7 +23,12 @@ import time
 
 from harness import DATA, Mount, check, eq, run
 
-COUNT = int(os.environ.get("MFS_HOSTILE_FILES", "3000"))
+VALGRIND = os.environ.get("MFS_VALGRIND") == "1"
+COUNT = int(os.environ.get("MFS_HOSTILE_FILES", "700" if VALGRIND else "3000"))
+# the crafted giants: nodes of the graph, parameters of the wide model
+GRAPH = 1000 if VALGRIND else 10000
+WIDE = 1000 if VALGRIND else 5000
+WALK_TIMEOUT = 1500 if VALGRIND else 900
 
 
 def u32(v):
@@ -64,8 +77,8 @@ def crafted():
                  [b"dup"], [b"dup"], [b"\xff\xfe bad utf8"], [b"a", b"..", b"b"]]
     yield "names.model", primitiv_model(bad_names)
     yield "deep.model", primitiv_model([[b"m%d" % i for i in range(1000)] + [b"leaf"]])
-    yield "wide.model", primitiv_model([[b"p%d" % i] for i in range(5000)])
-    yield "graph10k.tsm", tsm(10000)
+    yield "wide.model", primitiv_model([[b"p%d" % i] for i in range(WIDE)])
+    yield "graph%dk.tsm" % (GRAPH // 1000), tsm(GRAPH)
     yield "names.tsm", tsm(6, [b"a/b", b"..", b"", b"nul\0", b"y" * 300, b"a/b"])
     yield "cycle.psave", b"*1 ->A(\nx = *1  ;\ny = *2 ->B(\nz = *1  ;\nw = *2   )\n )\n"
     yield "nested.psave", b"A(\nx = " * 400 + b"1 " + b")\n" * 400
@@ -181,7 +194,7 @@ def test_hostile_files():
             made[name] = data
         t0 = time.time()
         r = subprocess.run([sys.executable, "-c", WALKER, m.mnt], capture_output=True, text=True,
-                           timeout=900)
+                           timeout=WALK_TIMEOUT)
         took = time.time() - t0
         eq(r.returncode, 0, "walker failed:\n" + r.stderr[-3000:])
         check("SIZE" not in r.stdout, "sizes differ:\n" + r.stdout[:3000])
@@ -207,7 +220,8 @@ def test_hostile_files():
         names = os.listdir(m.m("names.model", "params"))
         for n in names:
             check("/" not in n and n not in (".", ".."), "bad name " + repr(n))
-        check(os.path.isdir(m.m("graph10k.tsm", "nodes", "9999")), "10k-node graph")
+        check(os.path.isdir(m.m("graph%dk.tsm" % (GRAPH // 1000), "nodes", str(GRAPH - 1))),
+              "%d-node graph" % GRAPH)
         check(os.path.islink(m.m("cycle.psave", "x")), "pointer cycle as a link")
         print("hostile files: %d (%d shown as models, %d passed through, %d of them not models); "
               "walk %s in %.1f s" % (len(made), shown, passed, silent, r.stdout.strip(), took))

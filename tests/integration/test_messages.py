@@ -13,7 +13,7 @@ import re
 
 import numpy as np
 
-from harness import Mount, check, data, eq, run
+from harness import Mount, check, data, eq, run, settle
 
 PV = "tensor_2x3.tensor"                       # primitiv float32 2 x 3
 PVP = "param_adam_2x3.param"                   # primitiv parameter
@@ -292,6 +292,7 @@ def test_unreadable_files():
             names = os.listdir(m.mnt)
             for name in bad:
                 check(name in names, name)
+                settle(m.m(name))
                 check(os.path.isfile(m.m(name)), name + " is not a plain file")
                 os.stat(m.m(name))
         errs = m.errors().splitlines()[len(before):]

@@ -13,7 +13,7 @@ import subprocess
 
 import numpy as np
 
-from harness import Mount, check, data, eq, run, sha
+from harness import Mount, check, data, eq, run, settle, sha
 from formats import (check_all_tensor_dirs, check_tensor_dir, decode_json,
                      error_lines, escape_name, errno_of, expect_refused, expect_unchanged_on_disk,
                      read_every_file, read_text, same_array, same_structure, shape_of,
@@ -174,6 +174,7 @@ def test_malformed_pass_through():
         eq(sorted(os.listdir(m.m("malformed"))), MALFORMED)
         for f in MALFORMED:
             p = m.m("malformed", f)
+            settle(p)
             check(os.path.isfile(p) and not os.path.isdir(p), f + " is not a plain file")
             eq(m.read("malformed", f), open(m.s("malformed", f), "rb").read(), "bytes of " + f)
             eq(os.stat(p).st_size, os.stat(m.s("malformed", f)).st_size, "size of " + f)

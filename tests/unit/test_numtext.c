@@ -765,6 +765,7 @@ static void test_bench(void **state)
 	float v;
 	uint16_t h;
 	BENCH("mfs_fmt_f32 (weights)", 0, sink += mfs_fmt_f32(buf, fw[i]));
+	BENCH("mfs_len_f32 (weights)", 0, sink += mfs_len_f32(bits32(fw[i])));
 	BENCH("mfs_fmt_f32 (random bits)", 0, sink += mfs_fmt_f32(buf, fr[i]));
 	BENCH("snprintf %.9g (weights)", 0,
 	      sink += (size_t)snprintf(buf, sizeof(buf), "%.9g", (double)fw[i]));

@@ -1,0 +1,208 @@
+"""Listings: what a listing shows before anything is parsed, what a file
+that looked like a model but does not parse turns into, listings after the
+source changes from outside, and how many FUSE requests listing a large
+model costs (counted in the -d log: independent of the machine's load)."""
+import errno
+import os
+import re
+import shutil
+import stat
+import struct
+import subprocess
+import time
+
+from harness import DATA, Mount, check, eq, run
+
+
+def u32(v):
+    return b"\xce" + struct.pack(">I", v)
+
+
+def mp_str(s):
+    return bytes([0xa0 | len(s)]) + s
+
+
+def primitiv_model(n):
+    """A primitiv model of n parameters params/layerXXXX/wYY (as
+    modelfs-gen primitiv-100k writes): a [2] float32 value, no stats."""
+    out = u32(0) + u32(1) + u32(0x300) + u32(n)
+    for i in range(n):
+        out += bytes([0x92]) + mp_str(b"layer%04d" % (i // 100)) + mp_str(b"w%02d" % (i % 100))
+        out += bytes([0x91]) + u32(2) + u32(1) + b"\xc4\x08" + struct.pack("<2f", i, -i) + u32(0)
+    return out
+
+
+def ls_types(m, *p):
+    """name -> first letter of its mode in `ls -l` (d, -, l)."""
+    r = m.sh("ls -l " + os.path.join(*p) if p else "ls -l")
+    return {ln.split()[-1]: ln[0] for ln in r.stdout.splitlines()[1:]}
+
+
+def wait_for(what, cond, seconds=5):
+    """Outside changes reach the mount through inotify: a moment later."""
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        try:
+            if cond():
+                return
+        except OSError:
+            pass
+        time.sleep(0.05)
+    check(cond(), what)
+
+
+def test_listing_does_not_parse():
+    good = "primitiv/param_adam_2x3.param"
+    with Mount([good]) as m:
+        blob = open(os.path.join(DATA, good), "rb").read()
+        for name in ("cut.param", "cut2.param"):
+            with open(m.s(name), "wb") as f:
+                f.write(blob[:40])
+        with open(m.s("notes.txt"), "w") as f:
+            f.write("hello\n")
+        # ls -l: files whose first bytes look like a model are directories,
+        # known from those bytes alone (nothing is parsed: no error yet)
+        eq(ls_types(m), {"param_adam_2x3.param": "d", "cut.param": "d", "cut2.param": "d",
+                         "notes.txt": "-"})
+        eq(m.errors(), "", "parsed by a listing")
+        # what a listing showed holds when the kernel forgets and looks up
+        # the name again (a tool walking the tree sees one type throughout)
+        subprocess.run(["sh", "-c", "echo 2 > /proc/sys/vm/drop_caches"], check=False)
+        check(os.path.isdir(m.m("cut.param")), "cut.param changed type before its first read")
+        eq(m.errors(), "", "parsed by a lookup after a listing")
+        # a model directory shows the source's size, owner and times, and
+        # a link count of 1 (not counted): the same before and after parsing
+        src = os.stat(m.s("param_adam_2x3.param"))
+        before = os.stat(m.m("param_adam_2x3.param"))
+        check(stat.S_ISDIR(before.st_mode))
+        eq((before.st_size, before.st_nlink, before.st_mtime_ns, before.st_uid),
+           (src.st_size, 1, src.st_mtime_ns, src.st_uid), "model directory attributes")
+        eq(sorted(os.listdir(m.m("param_adam_2x3.param"))), ["stats", "type", "value", "version"])
+        after = os.stat(m.m("param_adam_2x3.param"))
+        eq((after.st_ino, after.st_mode, after.st_size, after.st_nlink, after.st_mtime_ns),
+           (before.st_ino, before.st_mode, before.st_size, before.st_nlink, before.st_mtime_ns),
+           "attributes once parsed")
+        # its first read parses it: one that does not parse reads as an
+        # empty directory, and is a plain file right after, with its line
+        eq(os.listdir(m.m("cut.param")), [], "a model that does not parse")
+        check(os.path.isfile(m.m("cut.param")), "cut.param is not a plain file after its read")
+        eq(m.read("cut.param"), blob[:40])
+        # a path through it: the walk is done again and finds the file
+        try:
+            open(m.m("cut2.param", "version")).close()
+            check(False, "cut2.param/version opened")
+        except OSError as e:
+            eq(e.errno, errno.ENOTDIR, "path through a file that does not parse")
+        check(os.path.isfile(m.m("cut2.param")), "cut2.param is not a plain file")
+        # a lookup by name, without a listing, parses at once
+        with open(m.s("cut3.param"), "wb") as f:
+            f.write(blob[:50])
+        check(os.path.isfile(m.m("cut3.param")), "cut3.param looked up is not a plain file")
+        eq(ls_types(m), {"param_adam_2x3.param": "d", "cut.param": "-", "cut2.param": "-",
+                         "cut3.param": "-", "notes.txt": "-"})
+        errs = m.errors().splitlines()
+        for name in ("cut.param", "cut2.param", "cut3.param"):
+            eq(len([ln for ln in errs if (" %s: " % name) in ln]), 1, "lines for %s: %r" % (name, errs))
+        eq(len(errs), 3, "error lines: %r" % errs)
+        # and the good model is undisturbed
+        eq(m.text("param_adam_2x3.param", "value", "shape"), "2 3\n")
+
+
+def test_listing_after_outside_change():
+    with Mount([("primitiv/mlp_adam_2steps.model", "m.model")]) as m:
+        eq(sorted(os.listdir(m.m("m.model", "params"))), ["decoder", "embed", "encoder"])
+        m.sh("ls -lR m.model > /dev/null")
+        # replaced by rename with a parameter file: the listings show it
+        shutil.copyfile(os.path.join(DATA, "primitiv/param_2x3_nostats.param"), m.s("new.tmp"))
+        os.rename(m.s("new.tmp"), m.s("m.model"))
+        wait_for("listing after a rename over the source",
+                 lambda: sorted(os.listdir(m.m("m.model"))) == ["stats", "type", "value", "version"])
+        r = m.sh("ls -R m.model")
+        check("m.model/value:\ndata\ndata.npy\ndtype\nshape\nvalues.txt\n" in r.stdout, r.stdout)
+        check("params" not in r.stdout, r.stdout)
+        eq(m.text("m.model", "value", "values.txt"), "0.5 1.5 2.5\n10.5 11.5 12.5\n")
+        # rewritten in place with another model
+        with open(os.path.join(DATA, "primitiv/mlp_sgd_3steps.model"), "rb") as f:
+            new = f.read()
+        with open(m.s("m.model"), "wb") as f:
+            f.write(new)
+        wait_for("listing after an in-place rewrite",
+                 lambda: sorted(os.listdir(m.m("m.model", "params"))) == ["decoder", "embed", "encoder"])
+        eq(ls_types(m), {"m.model": "d"})
+        # rewritten with something that does not parse: a plain file
+        with open(m.s("m.model"), "wb") as f:
+            f.write(new[:30])
+        wait_for("a plain file after a rewrite that does not parse",
+                 lambda: os.path.isfile(m.m("m.model")))
+        eq(ls_types(m), {"m.model": "-"})
+        eq(m.read("m.model"), new[:30])
+        check(" m.model: " in m.errors(), m.errors())
+
+
+def requests(log, start):
+    """Requests per opcode in the -d log from byte offset start."""
+    with open(log, "rb") as f:
+        f.seek(start)
+        text = f.read().decode(errors="replace")
+    counts = {}
+    for op in re.findall(r"opcode: ([A-Z_]+)", text):
+        counts[op] = counts.get(op, 0) + 1
+    return counts
+
+
+def test_requests_per_directory():
+    n = 300
+    dirs = 2 + (n + 99) // 100 + 3 * n  # model, params, layers, each parameter's w, value, stats
+    m = Mount([], opts=["-d"])
+    with open(m.s("m.model"), "wb") as f:
+        f.write(primitiv_model(n))
+    with m:
+        size = lambda: os.path.getsize(m.log)
+        # find: one reply with every entry and its attributes per directory,
+        # and the empty one that ends it (none for an empty directory)
+        start = size()
+        out = m.sh("find m.model | wc -l").stdout
+        eq(int(out), dirs + 2 + 5 * n, "entries found")
+        c = requests(m.log, start)
+        check(c.get("READDIRPLUS", 0) <= 2 * dirs, "READDIRPLUS %r for %d directories" % (c, dirs))
+        check(c.get("LOOKUP", 0) + c.get("GETATTR", 0) <= 4, "lookups: %r" % c)
+        # again: listings come from the kernel's cache; only each directory's
+        # attributes are asked for again (the kernel drops their atime once
+        # it has read the directory)
+        start = size()
+        m.sh("find m.model > /dev/null")
+        c = requests(m.log, start)
+        eq(c.get("READDIRPLUS", 0) + c.get("READDIR", 0), 0, "listings again: %r" % c)
+        check(c.get("GETATTR", 0) <= dirs + 2, "attributes again: %r" % c)
+    m = Mount([], opts=["-d"])
+    with open(m.s("m.model"), "wb") as f:
+        f.write(primitiv_model(n))
+    with m:
+        # ls -lR: the attributes came with the listings; SELinux labels and
+        # ACLs are asked for once (not supported here), not for every file
+        start = os.path.getsize(m.log)
+        m.sh("ls -lR m.model > /dev/null")
+        c = requests(m.log, start)
+        check(c.get("READDIRPLUS", 0) <= 2 * dirs, "READDIRPLUS: %r" % c)
+        check(c.get("GETXATTR", 0) <= 4, "GETXATTR: %r" % c)
+        check(c.get("LOOKUP", 0) + c.get("GETATTR", 0) <= 4, "lookups: %r" % c)
+
+
+def test_directory_of_models():
+    # a directory of many models: a listing reads each file's first bytes
+    # only (one request per full reply, none per file)
+    files = [("primitiv/param_adam_2x3.param", "p%03d.param" % i) for i in range(200)]
+    with Mount(files, opts=["-d"]) as m:
+        start = os.path.getsize(m.log)
+        types = ls_types(m)
+        eq(len(types), 200)
+        check(set(types.values()) == {"d"}, "types: %r" % set(types.values()))
+        c = requests(m.log, start)
+        check(c.get("LOOKUP", 0) + c.get("GETATTR", 0) <= 4, "per-file requests: %r" % c)
+        check(c.get("READDIRPLUS", 0) <= 10, "READDIRPLUS: %r" % c)
+        eq(m.text("p007.param", "value", "shape"), "2 3\n")
+
+
+if __name__ == "__main__":
+    run([test_listing_does_not_parse, test_listing_after_outside_change, test_requests_per_directory,
+         test_directory_of_models])

@@ -1,0 +1,233 @@
+/* values.txt's element order and size: column-major storage read in
+ * logical order (tiled transposes, bands, partial rows) against the index
+ * arithmetic, and the size measured without rendering (float tensors in
+ * memory) against the text itself: every shape kind, both orders, both
+ * float widths, big-endian storage, and values of every class (zeros,
+ * subnormals, powers of ten at the notation switches, nan, inf). */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bytes.h"
+#include "helpers.h"
+#include "view_impl.h"
+
+struct shape {
+	enum mfs_dtype dtype;
+	enum mfs_order order;
+	uint8_t swap;
+	uint32_t ndim;
+	uint64_t dims[4];
+};
+
+static const struct shape shapes[] = {
+	{MFS_DT_F32, MFS_ROW_MAJOR, 0, 1, {10007}},
+	{MFS_DT_F32, MFS_ROW_MAJOR, 0, 2, {97, 131}},
+	{MFS_DT_F32, MFS_COL_MAJOR, 0, 2, {4099, 3}},
+	{MFS_DT_F32, MFS_COL_MAJOR, 0, 2, {3, 5000}},
+	{MFS_DT_F32, MFS_COL_MAJOR, 0, 3, {7, 301, 5}},
+	{MFS_DT_F32, MFS_ROW_MAJOR, 0, 4, {3, 4, 5, 211}},
+	{MFS_DT_F32, MFS_COL_MAJOR, 0, 4, {2, 3, 4, 700}},
+	{MFS_DT_F32, MFS_ROW_MAJOR, 4, 2, {300, 40}},
+	{MFS_DT_F64, MFS_ROW_MAJOR, 0, 3, {2, 4096, 2}},
+	{MFS_DT_F64, MFS_COL_MAJOR, 0, 2, {1500, 7}},
+	{MFS_DT_F64, MFS_COL_MAJOR, 8, 3, {9, 10, 110}},
+	{MFS_DT_F32, MFS_ROW_MAJOR, 0, 0, {0}},
+	{MFS_DT_F32, MFS_COL_MAJOR, 0, 3, {1, 1, 1}},
+};
+
+static const struct shape *cur;  /* the shape the codec below shows */
+static uint64_t rng = 88172645463325252ull;
+
+static uint64_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+/* Element bits: random bits, weights-like values, and special values. */
+static uint64_t elem_bits(bool f64)
+{
+	static const double special[] = {0.0, -0.0, 1e-4, 9.999e-5, 1e15, 1e16, 9.99e15, 1.0,
+					 -1.0, 0.1, 100.0, 1e-300, 1e300, 123456.0};
+	uint64_t r = rnd();
+	double d;
+	switch (r % 8) {
+	case 0:
+		d = special[(r >> 8) % (sizeof(special) / sizeof(special[0]))];
+		break;
+	case 1:
+		d = (r >> 8) % 3 == 0 ? NAN : (r >> 8) % 3 == 1 ? INFINITY : -INFINITY;
+		break;
+	case 2:
+	case 3:
+		return f64 ? rnd() : rnd() & 0xffffffffu;  /* any bits: subnormals, nan payloads */
+	default:
+		d = ((double)(r >> 11) * 0x1p-53 - 0.5) * pow(10, (double)((r >> 3) % 12) - 6);
+	}
+	uint64_t b;
+	if (f64) {
+		memcpy(&b, &d, 8);
+		return b;
+	}
+	float f = (float)d;
+	uint32_t b32;
+	memcpy(&b32, &f, 4);
+	return b32;
+}
+
+static int shape_open(struct mfs_model *m, struct mfs_err *err)
+{
+	(void)err;
+	struct mfs_tensor t = {.dtype = (uint8_t)cur->dtype, .order = (uint8_t)cur->order,
+			       .swap = cur->swap, .ndim = cur->ndim, .dims = cur->dims, .off = 8};
+	mfs_add_tensor(m, MFS_ROOT, "t", 1, &t);
+	return 0;
+}
+
+static int any_bid(const uint8_t *h, size_t n, uint64_t size, const char *name)
+{
+	(void)h;
+	(void)n;
+	(void)size;
+	(void)name;
+	return 1;
+}
+
+static const struct mfs_codec shape_codec = {.name = "shape", .bid = any_bid, .open = shape_open};
+
+/* The text read front to back (lengths learnt chunk by chunk, no size). */
+static char *read_all(struct mfs_model *m, mfs_id v, size_t *len)
+{
+	size_t cap = 1 << 16, n = 0;
+	char *all = malloc(cap);
+	struct mfs_err err = {0};
+	for (;;) {
+		if (cap - n < 4096)
+			all = realloc(all, cap *= 2);
+		assert_non_null(all);
+		ssize_t r = mfs_view_read(m, v, n, 4096, all + n, NULL, &err);
+		assert_true(r >= 0);
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	*len = n;
+	return all;
+}
+
+static void test_measured_size(void **state)
+{
+	(void)state;
+	for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
+		cur = &shapes[s];
+		bool f64 = cur->dtype == MFS_DT_F64;
+		unsigned es = f64 ? 8 : 4;
+		uint64_t n = 1;
+		for (uint32_t i = 0; i < cur->ndim; i++)
+			n *= cur->dims[i];
+		size_t size = 8 + (size_t)n * es;
+		uint8_t *buf = calloc(1, size);
+		assert_non_null(buf);
+		for (uint64_t i = 0; i < n; i++) {
+			uint64_t b = elem_bits(f64);
+			if (cur->swap)
+				b = f64 ? __builtin_bswap64(b) : __builtin_bswap32((uint32_t)b);
+			memcpy(buf + 8 + i * es, &b, es);  /* little-endian host */
+		}
+		struct mfs_err err = {0};
+		struct mfs_model *a, *b;
+		assert_int_equal(mfs_model_open_mem(&a, buf, size, "a", NULL, 0, &shape_codec, &err), 0);
+		assert_int_equal(mfs_model_open_mem(&b, buf, size, "b", NULL, 0, &shape_codec, &err), 0);
+		size_t len;
+		char *text = read_all(a, tnode(a, "t/values.txt"), &len);
+		mfs_id v = tnode(b, "t/values.txt");
+		uint64_t measured;
+		assert_int_equal(mfs_view_size(b, v, &measured, &err), 0);
+		if (measured != len)
+			fail_msg("shape %zu: measured %llu bytes, the text has %zu", s,
+				 (unsigned long long)measured, len);
+		/* reads at any offset go by the measured chunk offsets */
+		char piece[300];
+		for (int k = 0; k < 300 && len; k++) {
+			uint64_t off = rnd() % len;
+			ssize_t r = mfs_view_read(b, v, off, sizeof(piece), piece, NULL, &err);
+			assert_true(r > 0);
+			assert_memory_equal(piece, text + off, (size_t)r);
+		}
+		free(text);
+		mfs_model_free(a);
+		mfs_model_free(b);
+		free(buf);
+	}
+}
+
+/* Column-major R x C of element size es, read in logical order over many
+ * ranges, and reordered both ways. */
+static void check_gather(uint64_t R, uint64_t C, unsigned es)
+{
+	uint64_t n = R * C;
+	size_t size = 8 + (size_t)(n * es);
+	uint8_t *buf = malloc(size), *got = malloc((size_t)(n * es)), *back = malloc((size_t)(n * es));
+	assert_true(buf && got && back);
+	for (size_t i = 0; i < size; i++)
+		buf[i] = (uint8_t)rnd();
+	struct shape sh = {es == 8 ? MFS_DT_F64 : es == 4 ? MFS_DT_F32 : es == 2 ? MFS_DT_I16
+									  : MFS_DT_C128,
+			   MFS_COL_MAJOR, 0, 2, {R, C}};
+	cur = &sh;
+	struct mfs_err err = {0};
+	struct mfs_model *m;
+	assert_int_equal(mfs_model_open_mem(&m, buf, size, "g", NULL, 0, &shape_codec, &err), 0);
+	const struct mfs_tensor *t = &m->tensors[0];
+	const uint8_t *st = buf + 8;
+	for (int k = 0; k < 60; k++) {
+		uint64_t first = k == 0 ? 0 : rnd() % n;
+		uint64_t count = k == 0 ? n : k % 3 == 0 ? 1 + rnd() % (n - first) : 1 + rnd() % 5000;
+		if (count > n - first)
+			count = n - first;
+		assert_int_equal(mfs_tensor_gather(m, t, first, count, got, &err), 0);
+		for (uint64_t i = 0; i < count; i++) {
+			uint64_t l = first + i, r = l / C, c = l % C;
+			if (memcmp(got + i * es, st + (c * R + r) * es, es))
+				fail_msg("%llux%llu es %u: element %llu of [%llu, +%llu) differs",
+					 (unsigned long long)R, (unsigned long long)C, es,
+					 (unsigned long long)l, (unsigned long long)first,
+					 (unsigned long long)count);
+		}
+	}
+	/* whole: column-major to row-major and back */
+	mfs_reorder(sh.dims, 2, es, st, got, false);
+	assert_int_equal(mfs_tensor_gather(m, t, 0, n, back, &err), 0);
+	assert_memory_equal(got, back, (size_t)(n * es));
+	mfs_reorder(sh.dims, 2, es, got, back, true);
+	assert_memory_equal(back, st, (size_t)(n * es));
+	mfs_model_free(m);
+	free(buf);
+	free(got);
+	free(back);
+}
+
+static void test_gather(void **state)
+{
+	(void)state;
+	static const uint64_t sizes[][2] = {{1, 1}, {1, 5000}, {5000, 1}, {16, 16}, {17, 33},
+					    {50, 1000}, {37, 4096}, {1024, 300}, {3, 70000}};
+	static const unsigned ess[] = {4, 8, 2, 16};
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		for (size_t e = 0; e < sizeof(ess) / sizeof(ess[0]); e++)
+			check_gather(sizes[i][0], sizes[i][1], ess[e]);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_gather),
+		cmocka_unit_test(test_measured_size),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
