@@ -132,12 +132,13 @@ void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		return reply_err(req, ESTALE);
 	int err;
 	struct inode *c = child_lookup(p, name, &err);
+	bool in_model = is_model_dir(p);
 	inode_put(p);
 	if (!c) {
 		if (err == ENOENT) {
 			/* A negative entry: names in models change only through us. */
 			struct fuse_entry_param e = {0};
-			e.entry_timeout = is_model_dir(p) ? fs.o.timeout : 1.0;
+			e.entry_timeout = in_model ? fs.o.timeout : 1.0;
 			fuse_reply_entry(req, &e);
 			return;
 		}
