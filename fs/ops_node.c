@@ -132,13 +132,14 @@ void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		return reply_err(req, ESTALE);
 	int err;
 	struct inode *c = child_lookup(p, name, &err);
-	bool in_model = is_model_dir(p);
 	inode_put(p);
 	if (!c) {
 		if (err == ENOENT) {
-			/* A negative entry: names in models change only through us. */
+			/* A negative entry, briefly: a model rewritten from outside
+			 * gains names, and its reparse cannot reach the kernel's
+			 * negative entries (it invalidates the names it knows). */
 			struct fuse_entry_param e = {0};
-			e.entry_timeout = in_model ? fs.o.timeout : 1.0;
+			e.entry_timeout = 1.0;
 			fuse_reply_entry(req, &e);
 			return;
 		}
