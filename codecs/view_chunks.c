@@ -123,6 +123,7 @@ void mfs_chunked_destroy(struct mfs_chunked *c)
 {
 	if (!c->offs)
 		return;
+	mfs_keep_drop(c);
 	pthread_mutex_destroy(&c->lock);
 	free(c->offs);
 	free(c->head);
@@ -227,6 +228,12 @@ int mfs_chunked_size(struct mfs_model *m, struct mfs_chunked *c, uint64_t *size,
 	bool sized = c->sized;
 	uint64_t from = c->known;
 	pthread_mutex_unlock(&c->lock);
+	if (!sized && from == 0) {
+		int r = mfs_keep_pass(m, c, err);
+		if (r < 0)
+			return r;
+		sized = r == 0;
+	}
 	if (!sized) {
 		/* Measured: every chunk, in slices. Rendered: the chunks not
 		 * known yet, one at a time. */
@@ -486,7 +493,11 @@ ssize_t mfs_chunked_read(struct mfs_model *m, struct mfs_chunked *c, uint64_t of
 		}
 		uint64_t k = inside ? lo : known;
 		uint64_t kstart = c->offs[k];
+		size_t kept = inside ? mfs_keep_read(c, k, body, buf + done, len - done) : 0;
 		pthread_mutex_unlock(&c->lock);
+		done += kept;
+		if (kept)
+			continue;
 		if (k >= c->nchunks)
 			break;  /* end of file */
 		const char *text = NULL;

@@ -51,6 +51,14 @@ struct mfs_chunked {
 	uint64_t *offs;             /* nchunks + 1 body offsets; offs[i] valid for i <= known */
 	uint64_t known;
 	bool sized;                 /* known == nchunks */
+	/* Text kept from the size pass (view_keep.c), under lock: per window
+	 * of MFS_KEEP_CHUNKS chunks, NULL once read through or dropped. */
+	char **kept;
+	uint64_t nkept;             /* windows */
+	uint64_t kept_len;          /* bytes still kept */
+	uint64_t kept_used;         /* when last read (monotonic seconds) */
+	struct mfs_chunked *keep_prev, *keep_next;  /* views keeping text, oldest first */
+	bool keep_linked;
 };
 
 int mfs_chunked_init(struct mfs_chunked *c, const void *obj, mfs_chunk_fn render,
@@ -61,6 +69,19 @@ int mfs_chunked_size(struct mfs_model *m, struct mfs_chunked *c, uint64_t *size,
 		     struct mfs_err *err);
 ssize_t mfs_chunked_read(struct mfs_model *m, struct mfs_chunked *c, uint64_t off,
 			 size_t len, char *buf, struct mfs_rcache *rc, struct mfs_err *err);
+
+/* view_keep.c: the size pass of a view of MFS_KEEP_CHUNKS * 2 chunks or
+ * more renders its text and keeps it, under one budget for all views.
+ * Returns 0 when sized and kept, 1 when not tried (small, or the text would
+ * not fit: size it the two-pass way), or -errno. */
+#define MFS_KEEP_CHUNKS 16
+int mfs_keep_pass(struct mfs_model *m, struct mfs_chunked *c, struct mfs_err *err);
+/* Copy kept text from body offset body (inside chunk k) into buf, up to len
+ * bytes or the end of k's window, freeing a window read through; 0 when
+ * k's text is not kept. Caller holds c->lock. */
+size_t mfs_keep_read(struct mfs_chunked *c, uint64_t k, uint64_t body, char *buf, size_t len);
+/* Free what c keeps (mfs_chunked_destroy). */
+void mfs_keep_drop(struct mfs_chunked *c);
 
 /* Per-tensor and per-frame caches, created on first use (model.c frees). */
 struct mfs_tcache {

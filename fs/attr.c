@@ -61,7 +61,9 @@ int attr_node(struct inode *i, struct mref *r, mfs_id id, const struct stat *src
 {
 	memset(st, 0, sizeof(*st));
 	st->st_ino = i->ino;
-	st->st_blksize = 65536;
+	/* The size cat, Python and others read by: text views are read past the
+	 * page cache, one round trip per read, and a request can be 1 MiB. */
+	st->st_blksize = 1 << 20;
 	const struct mfs_node *n = &r->m->nodes[id];
 	st->st_uid = src->st_uid;
 	st->st_gid = src->st_gid;

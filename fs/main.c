@@ -19,6 +19,7 @@
 #include "commit.h"
 #include "fs.h"
 #include "ops.h"
+#include "view.h"
 
 struct fsstate fs;
 
@@ -48,6 +49,9 @@ static const char usage[] =
 	"                           beyond it writes fail with EFBIG [1G]\n"
 	"    -o max_scratch=BYTES   most bytes held by editor scratch files in model\n"
 	"                           directories, all together; then ENOSPC [256M]\n"
+	"    -o text_cache=BYTES    most bytes of text views kept from their size pass\n"
+	"                           for the reads that follow, all together; 0: none\n"
+	"                           [a sixteenth of the memory, at most 1G]\n"
 	"                           (BYTES: a number with an optional k, M, G or T)\n"
 	"    -o no_inplace          commit every change by rewriting the whole file [off]\n"
 	"    -o no_fsync            commit without fsync; not crash-safe, for tests [off]\n"
@@ -74,7 +78,7 @@ enum { KEY_HELP, KEY_VERSION, KEY_RO, KEY_RW, KEY_ALLOW_OTHER, KEY_IGNORE };
 
 struct cli {
 	char *source;
-	char *max_buffer, *max_scratch;
+	char *max_buffer, *max_scratch, *text_cache;
 	int help, version;
 	int has_fsname, has_subtype;  /* given by the user: ours are not added */
 };
@@ -91,6 +95,7 @@ static const struct fuse_opt fs_opts[] = {
 static const struct fuse_opt cli_opts[] = {
 	{"max_buffer=%s", offsetof(struct cli, max_buffer), 0},
 	{"max_scratch=%s", offsetof(struct cli, max_scratch), 0},
+	{"text_cache=%s", offsetof(struct cli, text_cache), 0},
 	{"fsname=", offsetof(struct cli, has_fsname), 1},
 	{"subtype=", offsetof(struct cli, has_subtype), 1},
 	FUSE_OPT_KEY("fsname=", FUSE_OPT_KEY_KEEP),
@@ -303,6 +308,14 @@ static int mount_main(struct fuse_args *a, struct fuse_cmdline_opts *co)
 		fprintf(stderr, "modelfs: bad size in -o max_buffer/max_scratch\n");
 		return 2;
 	}
+	if (cli.text_cache) {
+		uint64_t tc;
+		if (parse_size(cli.text_cache, &tc) < 0) {
+			fprintf(stderr, "modelfs: bad size in -o text_cache\n");
+			return 2;
+		}
+		mfs_text_cache_set(tc);
+	}
 	if (fuse_parse_cmdline(a, co) != 0)
 		return 2;
 	if (!cli.source || !co->mountpoint) {
@@ -402,6 +415,7 @@ static int mount_main(struct fuse_args *a, struct fuse_cmdline_opts *co)
 	}
 	watch_stop();
 	notify_stop();
+	mfs_text_cache_stop();
 	/* Ended by a signal (SIGINT, SIGTERM, SIGHUP) is a clean unmount. */
 	if (ret == SIGINT || ret == SIGTERM || ret == SIGHUP || ret == -SIGINT ||
 	    ret == -SIGTERM || ret == -SIGHUP)

@@ -2,7 +2,8 @@
 and reports ENOSPC; several processes read and write the same and different
 tensors while the source is replaced from outside (readers see old or new
 values, never a mix; commits serialize; nothing deadlocks); nothing outside
-SOURCE is reachable through the daemon; memory caps hold."""
+SOURCE is reachable through the daemon; memory caps hold; text kept from a
+size pass reads the same as text rendered at each read."""
 import errno
 import os
 import random
@@ -14,7 +15,7 @@ import time
 
 import numpy as np
 
-from harness import DATA, Mount, check, eq, run, sha
+from harness import BIN, DATA, Mount, check, eq, run, sha
 
 
 def u32(v):
@@ -189,5 +190,48 @@ def test_memory_caps():
         eq(float(np.load(m.m("tensor_bin32_128x128.tensor", "data.npy")).ravel(order="F")[1000]), 3.25)
 
 
+def floats_model(vals):
+    """A primitiv model of one parameter "w" holding vals (float32)."""
+    payload = vals.astype("<f4").tobytes()
+    return (u32(0) + u32(1) + u32(0x300) + u32(1) + bytes([0x91, 0xa1]) + b"w" +
+            bytes([0x91]) + u32(len(vals)) + u32(1) + b"\xc6" + struct.pack(">I", len(payload)) +
+            payload + u32(0))
+
+
+def test_text_cache():
+    rng = np.random.default_rng(7)
+    vals = (rng.standard_normal(300000) * 0.05).astype(np.float32)
+    vals[::1000] = 0
+    texts = []
+    for opts in (["-o", "text_cache=0"], [], ["-o", "text_cache=1M"]):
+        with Mount(opts=opts) as m:
+            with open(m.s("w.model"), "wb") as f:
+                f.write(floats_model(vals))
+            p = m.m("w.model", "params", "w", "value", "values.txt")
+            size = os.stat(p).st_size  # the size pass (keeps the text unless told not to)
+            with open(p, "rb") as f:
+                # reads at any offset, then front to back, then again
+                pieces = []
+                for off in random.Random(3).sample(range(size), 50):
+                    f.seek(off)
+                    pieces.append((off, f.read(10000)))
+                f.seek(0)
+                text = f.read()
+            eq(len(text), size, "bytes read vs st_size (%s)" % opts)
+            for off, piece in pieces:
+                eq(piece, text[off:off + 10000], "read at %d (%s)" % (off, opts))
+            with open(p, "rb") as f:
+                eq(f.read(), text, "second read (%s)" % opts)
+            got = np.array(text.split(), dtype=np.float32)
+            check(np.array_equal(got, vals), "values of the text (%s)" % opts)
+            texts.append(text)
+    eq(texts[1], texts[0], "text kept vs rendered at each read")
+    eq(texts[2], texts[0], "text with a budget too small to keep it")
+    bad = subprocess.run([BIN, "-o", "text_cache=lots", "/tmp", "/tmp"],
+                         capture_output=True, text=True)
+    eq(bad.returncode, 2, bad.stderr)
+
+
 if __name__ == "__main__":
-    run([test_disk_full, test_concurrency, test_nothing_outside_source, test_memory_caps])
+    run([test_disk_full, test_concurrency, test_nothing_outside_source, test_memory_caps,
+         test_text_cache])

@@ -223,11 +223,132 @@ static void test_gather(void **state)
 			check_gather(sizes[i][0], sizes[i][1], ess[e]);
 }
 
+/* A model of one tensor of shape sh: random elements into *buf (the
+ * caller frees), or those already there when *buf is set. */
+static struct mfs_model *open_shape(const struct shape *sh, const char *name, uint8_t **buf)
+{
+	cur = sh;
+	unsigned es = mfs_dtype_info(sh->dtype)->size;
+	uint64_t n = 1;
+	for (uint32_t i = 0; i < sh->ndim; i++)
+		n *= sh->dims[i];
+	size_t size = 8 + (size_t)n * es;
+	if (!*buf) {
+		*buf = malloc(size);
+		assert_non_null(*buf);
+		for (uint64_t i = 0; i < n; i++) {
+			uint64_t b = sh->dtype == MFS_DT_I32 ? rnd() : elem_bits(es == 8);
+			memcpy(*buf + 8 + i * es, &b, es);
+		}
+	}
+	struct mfs_err err = {0};
+	struct mfs_model *m;
+	assert_int_equal(mfs_model_open_mem(&m, *buf, size, name, NULL, 0, &shape_codec, &err), 0);
+	return m;
+}
+
+/* One pass instead of two: the size pass keeps the text it rendered (under
+ * the budget), reads give the same bytes at any offset, a window read
+ * through is freed, a new pass drops the oldest kept text to make room, and
+ * freeing the model frees what it kept. */
+static void test_kept_text(void **state)
+{
+	(void)state;
+	static const struct shape big[] = {
+		{MFS_DT_F32, MFS_ROW_MAJOR, 0, 1, {300007}},
+		{MFS_DT_F64, MFS_COL_MAJOR, 0, 2, {701, 400}},
+		{MFS_DT_F32, MFS_COL_MAJOR, 0, 3, {3, 301, 150}},
+		{MFS_DT_I32, MFS_ROW_MAJOR, 0, 2, {1000, 200}},  /* no measurer: rendered twice before */
+	};
+	struct mfs_err err = {0};
+	for (size_t s = 0; s < sizeof(big) / sizeof(big[0]); s++) {
+		uint8_t *buf = NULL, *buf2 = NULL, *buf3 = NULL;
+		mfs_text_cache_set(0);  /* the reference: sized the two-pass way */
+		struct mfs_model *a = open_shape(&big[s], "a", &buf);
+		mfs_id va = tnode(a, "t/values.txt");
+		uint64_t size_a;
+		assert_int_equal(mfs_view_size(a, va, &size_a, &err), 0);
+		assert_int_equal(mfs_text_cache_used(), 0);
+		size_t len;
+		char *text = read_all(a, va, &len);
+		assert_int_equal(size_a, len);
+		mfs_model_free(a);
+
+		mfs_text_cache_set(64u << 20);
+		struct mfs_model *b = open_shape(&big[s], "b", &buf);
+		mfs_id vb = tnode(b, "t/values.txt");
+		uint64_t size_b;
+		assert_int_equal(mfs_view_size(b, vb, &size_b, &err), 0);
+		assert_int_equal(size_b, len);
+		uint64_t kept = mfs_text_cache_used();
+		if (kept < len || kept > len + len / 4)
+			fail_msg("shape %zu: %llu bytes kept for %zu bytes of text", s,
+				 (unsigned long long)kept, len);
+		char piece[5000];
+		for (int k = 0; k < 200; k++) {
+			uint64_t off = rnd() % len;
+			ssize_t r = mfs_view_read(b, vb, off, sizeof(piece), piece, NULL, &err);
+			assert_true(r > 0);
+			assert_memory_equal(piece, text + off, (size_t)r);
+		}
+		/* read through, front to back: nothing is kept any more */
+		size_t len_b;
+		char *again = read_all(b, vb, &len_b);
+		assert_int_equal(len_b, len);
+		assert_memory_equal(again, text, len);
+		free(again);
+		assert_int_equal(mfs_text_cache_used(), 0);
+		mfs_model_free(b);
+		/* a second model's pass drops the first one's text to make room */
+		b = open_shape(&big[s], "b2", &buf);
+		vb = tnode(b, "t/values.txt");
+		assert_int_equal(mfs_view_size(b, vb, &size_b, &err), 0);
+		kept = mfs_text_cache_used();
+		mfs_text_cache_set(kept + kept / 2);
+		struct mfs_model *c = open_shape(&big[s], "c", &buf2);
+		uint64_t size_c;
+		assert_int_equal(mfs_view_size(c, tnode(c, "t/values.txt"), &size_c, &err), 0);
+		uint64_t kept_c = mfs_text_cache_used();
+		if (!kept_c || kept_c > kept + kept / 4)
+			fail_msg("shape %zu: %llu bytes kept after the second pass, %llu before", s,
+				 (unsigned long long)kept_c, (unsigned long long)kept);
+		/* the first still reads right (rendered again), keeping nothing */
+		again = read_all(b, vb, &len_b);
+		assert_int_equal(len_b, len);
+		assert_memory_equal(again, text, len);
+		free(again);
+		assert_int_equal(mfs_text_cache_used(), kept_c);
+		size_t len_c;
+		char *ctext = read_all(c, tnode(c, "t/values.txt"), &len_c);
+		if (len_c != size_c)
+			fail_msg("shape %zu: read %zu bytes of a view sized %llu", s, len_c,
+				 (unsigned long long)size_c);
+		free(ctext);
+		assert_int_equal(mfs_text_cache_used(), 0);
+		mfs_model_free(b);
+		mfs_model_free(c);
+		/* freeing a model frees its kept text */
+		mfs_text_cache_set(64u << 20);
+		b = open_shape(&big[s], "b3", &buf3);
+		assert_int_equal(mfs_view_size(b, tnode(b, "t/values.txt"), &size_b, &err), 0);
+		assert_true(mfs_text_cache_used() > 0);
+		mfs_model_free(b);
+		assert_int_equal(mfs_text_cache_used(), 0);
+		free(buf);
+		free(buf2);
+		free(buf3);
+		free(text);
+	}
+	mfs_text_cache_set(0);
+	mfs_text_cache_stop();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_gather),
 		cmocka_unit_test(test_measured_size),
+		cmocka_unit_test(test_kept_text),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,383 @@
+/* Text kept from the size pass: one pass instead of two.
+ *
+ * A text view's exact size needs every number's length before the first
+ * byte is read (cat asks fstat first), and reading then renders everything
+ * again. For a view of a few windows or more, the size pass renders the
+ * text itself, on every core, and keeps it: reads copy it out, and each
+ * window is freed once a reader has read it through (the kernel's page
+ * cache holds it from then on). What all views keep is bounded by one
+ * budget (-o text_cache); a view whose text would not fit is sized the
+ * two-pass way, and a new pass drops the oldest kept text of other views
+ * to make room. Text nobody read for IDLE_S seconds (the size was all a
+ * stat wanted) is dropped by a thread that wakes while any is kept. */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "guard.h"
+#include "view_impl.h"
+
+static pthread_mutex_t keep_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct mfs_chunked *oldest, *newest;  /* views holding kept text */
+static _Atomic uint64_t kept_bytes;          /* what they hold, all together */
+static _Atomic uint64_t budget = UINT64_MAX; /* UINT64_MAX: not set yet */
+static pthread_cond_t kept_cond = PTHREAD_COND_INITIALIZER;  /* something kept */
+static bool reaper_started, reaper_stop;
+static pthread_t reaper_thread;
+
+#define IDLE_S 20
+
+static uint64_t now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec;
+}
+
+/* The default: a sixteenth of the memory, at most 1 GiB. */
+static uint64_t default_budget(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+	uint64_t b = pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize / 16 : 0;
+	return b > (1ull << 30) ? 1ull << 30 : b;
+}
+
+void mfs_text_cache_set(uint64_t bytes)
+{
+	atomic_store(&budget, bytes);
+}
+
+uint64_t mfs_text_cache_used(void)
+{
+	return atomic_load(&kept_bytes);
+}
+
+/* Free c's kept windows. Caller holds c->lock. */
+static void free_windows(struct mfs_chunked *c)
+{
+	if (!c->kept)
+		return;
+	for (uint64_t w = 0; w < c->nkept; w++) {
+		if (c->kept[w]) {
+			free(c->kept[w]);
+			c->kept[w] = NULL;
+		}
+	}
+	free(c->kept);
+	c->kept = NULL;
+	atomic_fetch_sub(&kept_bytes, c->kept_len);
+	c->kept_len = 0;
+}
+
+static void unlink_view(struct mfs_chunked *c)
+{
+	if (!c->keep_linked)
+		return;
+	if (c->keep_prev)
+		c->keep_prev->keep_next = c->keep_next;
+	else
+		oldest = c->keep_next;
+	if (c->keep_next)
+		c->keep_next->keep_prev = c->keep_prev;
+	else
+		newest = c->keep_prev;
+	c->keep_prev = c->keep_next = NULL;
+	c->keep_linked = false;
+}
+
+void mfs_keep_drop(struct mfs_chunked *c)
+{
+	pthread_mutex_lock(&keep_lock);
+	unlink_view(c);
+	pthread_mutex_unlock(&keep_lock);
+	pthread_mutex_lock(&c->lock);
+	free_windows(c);
+	pthread_mutex_unlock(&c->lock);
+}
+
+/* Drops the text of views idle for IDLE_S seconds; sleeps while nothing is
+ * kept. */
+static void *reaper(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&keep_lock);
+	while (!reaper_stop) {
+		if (!oldest) {
+			pthread_cond_wait(&kept_cond, &keep_lock);
+			continue;
+		}
+		struct timespec until;
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += IDLE_S / 4;
+		pthread_cond_timedwait(&kept_cond, &keep_lock, &until);
+		uint64_t now = now_s();
+		for (struct mfs_chunked *c = oldest, *next; c; c = next) {
+			next = c->keep_next;
+			pthread_mutex_lock(&c->lock);
+			bool idle = now - c->kept_used >= IDLE_S;
+			if (idle)
+				free_windows(c);
+			pthread_mutex_unlock(&c->lock);
+			if (idle)
+				unlink_view(c);
+		}
+	}
+	pthread_mutex_unlock(&keep_lock);
+	return NULL;
+}
+
+void mfs_text_cache_stop(void)
+{
+	pthread_mutex_lock(&keep_lock);
+	bool started = reaper_started;
+	reaper_stop = true;
+	pthread_cond_signal(&kept_cond);
+	pthread_mutex_unlock(&keep_lock);
+	if (started)
+		pthread_join(reaper_thread, NULL);
+	pthread_mutex_lock(&keep_lock);
+	reaper_started = reaper_stop = false;
+	pthread_mutex_unlock(&keep_lock);
+}
+
+/* Claim need bytes of the budget, dropping the oldest text of other views
+ * if that makes room. */
+static bool claim(uint64_t need)
+{
+	pthread_mutex_lock(&keep_lock);
+	if (atomic_load(&budget) == UINT64_MAX)
+		atomic_store(&budget, default_budget());
+	uint64_t b = atomic_load(&budget);
+	bool ok = need <= b;
+	while (ok && atomic_load(&kept_bytes) + need > b && oldest) {
+		struct mfs_chunked *c = oldest;  /* never self: sized once */
+		unlink_view(c);
+		pthread_mutex_lock(&c->lock);
+		free_windows(c);
+		pthread_mutex_unlock(&c->lock);
+	}
+	if (ok && atomic_load(&kept_bytes) + need <= b)
+		atomic_fetch_add(&kept_bytes, need);
+	else
+		ok = false;
+	pthread_mutex_unlock(&keep_lock);
+	return ok;
+}
+
+/* ---- the pass ---------------------------------------------------------------- */
+
+struct kpass {
+	struct mfs_model *m;
+	struct mfs_chunked *c;
+	char **win;                 /* text of each window */
+	uint64_t *lens;             /* length of each chunk */
+	uint64_t nwin;
+	size_t per_win;             /* bytes to reserve for a window */
+	pthread_mutex_t lock;
+	uint64_t next;              /* next window to take */
+	uint64_t total;             /* bytes rendered */
+	int err;
+	struct mfs_err msg;
+};
+
+struct kcall {
+	struct kpass *p;
+	struct mfs_err err;
+};
+
+/* Render window w into its own buffer. */
+static int render_window(struct kpass *p, uint64_t w, struct mfs_err *err)
+{
+	struct mfs_chunked *c = p->c;
+	uint64_t k0 = w * MFS_KEEP_CHUNKS;
+	uint64_t n = c->nchunks - k0 < MFS_KEEP_CHUNKS ? c->nchunks - k0 : MFS_KEEP_CHUNKS;
+	struct mfs_buf b = {0};
+	if (p->per_win && mfs_buf_reserve(&b, p->per_win) < 0)
+		return mfs_error(err, ENOMEM, "out of memory");
+	int r = 0;
+	if (c->render_n) {
+		r = c->render_n(p->m, c->obj, k0, n, &b, p->lens + k0, err);
+	} else {
+		for (uint64_t i = 0; i < n && r >= 0; i++) {
+			size_t before = b.len;
+			r = c->render(p->m, c->obj, k0 + i, &b, err);
+			p->lens[k0 + i] = b.len - before;
+		}
+	}
+	if (r < 0) {
+		mfs_buf_free(&b);
+		return r;
+	}
+	/* Give back what the estimate reserved too much (large blocks shrink
+	 * in place). */
+	char *q = b.len ? realloc(b.p, b.len) : NULL;
+	if (q || !b.len) {
+		if (!b.len)
+			free(b.p);
+		b.p = q;
+	}
+	p->win[w] = b.p;
+	pthread_mutex_lock(&p->lock);
+	p->total += b.len;
+	pthread_mutex_unlock(&p->lock);
+	return 0;
+}
+
+static int kpass_fn(void *arg)
+{
+	struct kcall *kc = arg;
+	struct kpass *p = kc->p;
+	for (;;) {
+		pthread_mutex_lock(&p->lock);
+		uint64_t w = p->next;
+		bool stop = p->err || w >= p->nwin;
+		if (!stop)
+			p->next++;
+		pthread_mutex_unlock(&p->lock);
+		if (stop)
+			return 0;
+		int r = render_window(p, w, &kc->err);
+		if (r < 0)
+			return r;
+	}
+}
+
+static void *kpass_thread(void *arg)
+{
+	struct kcall *kc = arg;
+	int r = mfs_guarded(kpass_fn, kc, &kc->err);
+	if (r < 0) {
+		pthread_mutex_lock(&kc->p->lock);
+		if (!kc->p->err) {
+			kc->p->err = r;
+			kc->p->msg = kc->err;
+		}
+		pthread_mutex_unlock(&kc->p->lock);
+	}
+	return NULL;
+}
+
+/* Run the pass on up to 8 threads, this one included. */
+static void run_threads(struct kpass *p)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned nthr = ncpu > 8 ? 8 : ncpu > 1 ? (unsigned)ncpu : 1;
+	if (nthr > p->nwin)
+		nthr = (unsigned)p->nwin;
+	struct kcall calls[8];
+	pthread_t th[8];
+	unsigned started = 1;
+	for (unsigned i = 0; i < nthr; i++)
+		calls[i] = (struct kcall){.p = p};
+	for (unsigned i = 1; i < nthr; i++) {
+		if (pthread_create(&th[i], NULL, kpass_thread, &calls[i]) != 0)
+			break;
+		started = i + 1;
+	}
+	kpass_thread(&calls[0]);
+	for (unsigned i = 1; i < started; i++)
+		pthread_join(th[i], NULL);
+}
+
+int mfs_keep_pass(struct mfs_model *m, struct mfs_chunked *c, struct mfs_err *err)
+{
+	uint64_t nwin = (c->nchunks + MFS_KEEP_CHUNKS - 1) / MFS_KEEP_CHUNKS;
+	if (c->nchunks < MFS_KEEP_CHUNKS * 2 || atomic_load(&budget) == 0)
+		return 1;  /* small: the two passes cost little */
+	struct kpass p = {.m = m, .c = c, .nwin = nwin};
+	p.win = calloc((size_t)nwin, sizeof(char *));
+	p.lens = malloc((size_t)c->nchunks * sizeof(uint64_t));
+	if (!p.win || !p.lens) {
+		free(p.win);
+		free(p.lens);
+		return mfs_error(err, ENOMEM, "out of memory");
+	}
+	pthread_mutex_init(&p.lock, NULL);
+	/* The first window tells how much the whole will take. */
+	uint64_t claimed = 0;
+	int r = render_window(&p, 0, err);
+	if (r == 0) {
+		/* per chunk, from the first window's 16 */
+		uint64_t per_chunk = p.total / MFS_KEEP_CHUNKS + 1;
+		uint64_t est = per_chunk * c->nchunks;
+		p.per_win = (size_t)(p.total + p.total / 8 + 4096);
+		claimed = est + est / 16 + nwin * 4096;
+		if (!claim(claimed)) {
+			claimed = 0;
+			r = 1;
+		}
+	}
+	if (r == 0) {
+		p.next = 1;
+		run_threads(&p);
+		r = p.err;
+		if (r < 0 && err)
+			*err = p.msg;
+	}
+	if (r != 0) {
+		for (uint64_t w = 0; w < nwin; w++)
+			free(p.win[w]);
+		free(p.win);
+		free(p.lens);
+		pthread_mutex_destroy(&p.lock);
+		if (claimed)
+			atomic_fetch_sub(&kept_bytes, claimed);
+		return r;
+	}
+	pthread_mutex_destroy(&p.lock);
+	/* What was claimed becomes what is kept. */
+	atomic_fetch_add(&kept_bytes, p.total);
+	atomic_fetch_sub(&kept_bytes, claimed);
+	pthread_mutex_lock(&c->lock);
+	free_windows(c);
+	for (uint64_t k = 0; k < c->nchunks; k++)
+		c->offs[k + 1] = c->offs[k] + p.lens[k];
+	c->known = c->nchunks;
+	c->sized = true;
+	c->kept = p.win;
+	c->nkept = nwin;
+	c->kept_len = p.total;
+	c->kept_used = now_s();
+	pthread_mutex_unlock(&c->lock);
+	free(p.lens);
+	pthread_mutex_lock(&keep_lock);
+	if (!reaper_started && !reaper_stop)
+		reaper_started = pthread_create(&reaper_thread, NULL, reaper, NULL) == 0;
+	pthread_cond_signal(&kept_cond);
+	unlink_view(c);
+	c->keep_prev = newest;
+	if (newest)
+		newest->keep_next = c;
+	else
+		oldest = c;
+	newest = c;
+	c->keep_linked = true;
+	pthread_mutex_unlock(&keep_lock);
+	return 0;
+}
+
+/* ---- reading ----------------------------------------------------------------- */
+
+size_t mfs_keep_read(struct mfs_chunked *c, uint64_t k, uint64_t body, char *buf, size_t len)
+{
+	uint64_t w = k / MFS_KEEP_CHUNKS;
+	if (!c->kept || !c->sized || w >= c->nkept || !c->kept[w])
+		return 0;
+	uint64_t kend = (w + 1) * MFS_KEEP_CHUNKS;
+	uint64_t ws = c->offs[w * MFS_KEEP_CHUNKS];
+	uint64_t we = c->offs[kend < c->nchunks ? kend : c->nchunks];
+	uint64_t n = we - body < len ? we - body : len;
+	memcpy(buf, c->kept[w] + (body - ws), (size_t)n);
+	c->kept_used = now_s();
+	if (body + n == we) {
+		/* Read through: the page cache has it now. */
+		free(c->kept[w]);
+		c->kept[w] = NULL;
+		c->kept_len -= we - ws;
+		atomic_fetch_sub(&kept_bytes, we - ws);
+	}
+	return (size_t)n;
+}
