@@ -116,6 +116,7 @@ int mfs_chunked_init(struct mfs_chunked *c, const void *obj, mfs_chunk_fn render
 	c->known = 0;
 	c->sized = nchunks == 0;
 	pthread_mutex_init(&c->lock, NULL);
+	pthread_mutex_init(&c->size_lock, NULL);
 	return 0;
 }
 
@@ -125,6 +126,7 @@ void mfs_chunked_destroy(struct mfs_chunked *c)
 		return;
 	mfs_keep_drop(c);
 	pthread_mutex_destroy(&c->lock);
+	pthread_mutex_destroy(&c->size_lock);
 	free(c->offs);
 	free(c->head);
 	c->offs = NULL;
@@ -221,8 +223,8 @@ static void *measure_thread(void *arg)
 	return NULL;
 }
 
-int mfs_chunked_size(struct mfs_model *m, struct mfs_chunked *c, uint64_t *size,
-		     struct mfs_err *err)
+/* The pass itself, if still needed (caller holds c->size_lock). */
+static int size_pass(struct mfs_model *m, struct mfs_chunked *c, struct mfs_err *err)
 {
 	pthread_mutex_lock(&c->lock);
 	bool sized = c->sized;
@@ -298,7 +300,27 @@ int mfs_chunked_size(struct mfs_model *m, struct mfs_chunked *c, uint64_t *size,
 		pthread_mutex_unlock(&c->lock);
 		free(p.lens);
 	}
+	return 0;
+}
+
+int mfs_chunked_size(struct mfs_model *m, struct mfs_chunked *c, uint64_t *size,
+		     struct mfs_err *err)
+{
+	pthread_mutex_lock(&c->lock);
+	bool sized = c->sized;
+	pthread_mutex_unlock(&c->lock);
+	if (!sized) {
+		/* One pass at a time: a second caller (two stats, a stat and
+		 * cat's fstat) waits for the first one's result. */
+		pthread_mutex_lock(&c->size_lock);
+		int r = size_pass(m, c, err);
+		pthread_mutex_unlock(&c->size_lock);
+		if (r < 0)
+			return r;
+	}
+	pthread_mutex_lock(&c->lock);
 	*size = c->head_len + c->offs[c->nchunks];
+	pthread_mutex_unlock(&c->lock);
 	return 0;
 }
 

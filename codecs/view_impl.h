@@ -40,6 +40,7 @@ typedef int (*mfs_chunks_fn)(struct mfs_model *m, const void *obj, uint64_t k, u
 
 struct mfs_chunked {
 	pthread_mutex_t lock;
+	pthread_mutex_t size_lock;  /* one size pass at a time (readers go on) */
 	const void *obj;            /* passed to render */
 	mfs_chunk_fn render;
 	mfs_chunks_fn render_n;     /* NULL: windows render chunk by chunk */
@@ -80,6 +81,8 @@ int mfs_keep_pass(struct mfs_model *m, struct mfs_chunked *c, struct mfs_err *er
  * bytes or the end of k's window, freeing a window read through; 0 when
  * k's text is not kept. Caller holds c->lock. */
 size_t mfs_keep_read(struct mfs_chunked *c, uint64_t k, uint64_t body, char *buf, size_t len);
+/* Seconds unread after which kept text is dropped (default 20; tests). */
+void mfs_text_cache_idle(unsigned seconds);
 /* Free what c keeps (mfs_chunked_destroy). */
 void mfs_keep_drop(struct mfs_chunked *c);
 

@@ -8,7 +8,7 @@
  * cache holds it from then on). What all views keep is bounded by one
  * budget (-o text_cache); a view whose text would not fit is sized the
  * two-pass way, and a new pass drops the oldest kept text of other views
- * to make room. Text nobody read for IDLE_S seconds (the size was all a
+ * to make room. Text nobody read for 20 seconds (the size was all a
  * stat wanted) is dropped by a thread that wakes while any is kept. */
 #include <errno.h>
 #include <stdatomic.h>
@@ -28,7 +28,13 @@ static pthread_cond_t kept_cond = PTHREAD_COND_INITIALIZER;  /* something kept *
 static bool reaper_started, reaper_stop;
 static pthread_t reaper_thread;
 
-#define IDLE_S 20
+static _Atomic unsigned idle_s = 20;  /* seconds unread before kept text is dropped */
+
+void mfs_text_cache_idle(unsigned seconds)
+{
+	atomic_store(&idle_s, seconds ? seconds : 1);
+	pthread_cond_signal(&kept_cond);
+}
 
 static uint64_t now_s(void)
 {
@@ -109,19 +115,20 @@ static void *reaper(void *arg)
 			pthread_cond_wait(&kept_cond, &keep_lock);
 			continue;
 		}
+		unsigned idle = atomic_load(&idle_s);
 		struct timespec until;
 		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_sec += IDLE_S / 4;
+		until.tv_sec += idle / 4 ? idle / 4 : 1;
 		pthread_cond_timedwait(&kept_cond, &keep_lock, &until);
 		uint64_t now = now_s();
 		for (struct mfs_chunked *c = oldest, *next; c; c = next) {
 			next = c->keep_next;
 			pthread_mutex_lock(&c->lock);
-			bool idle = now - c->kept_used >= IDLE_S;
-			if (idle)
+			bool stale = now - c->kept_used >= idle;
+			if (stale)
 				free_windows(c);
 			pthread_mutex_unlock(&c->lock);
-			if (idle)
+			if (stale)
 				unlink_view(c);
 		}
 	}
@@ -245,6 +252,13 @@ static int kpass_fn(void *arg)
 	}
 }
 
+/* Window 0, on the caller's thread (a fault jumps out of this alone). */
+static int first_fn(void *arg)
+{
+	struct kcall *kc = arg;
+	return render_window(kc->p, 0, &kc->err);
+}
+
 static void *kpass_thread(void *arg)
 {
 	struct kcall *kc = arg;
@@ -298,7 +312,8 @@ int mfs_keep_pass(struct mfs_model *m, struct mfs_chunked *c, struct mfs_err *er
 	pthread_mutex_init(&p.lock, NULL);
 	/* The first window tells how much the whole will take. */
 	uint64_t claimed = 0;
-	int r = render_window(&p, 0, err);
+	struct kcall first = {.p = &p};
+	int r = mfs_guarded(first_fn, &first, err);
 	if (r == 0) {
 		/* per chunk, from the first window's 16 */
 		uint64_t per_chunk = p.total / MFS_KEEP_CHUNKS + 1;

@@ -150,7 +150,14 @@ def requests(log, start):
     return counts
 
 
-def test_requests_per_directory():
+def evicted(c):
+    """Whether the kernel dropped inodes meanwhile (another test's drop_caches
+    runs in parallel): their names are looked up again, rightly."""
+    return c.get("FORGET", 0) + c.get("BATCH_FORGET", 0) > 0
+
+
+def requests_per_directory():
+    """One try; False when evictions made the counts meaningless."""
     n = 300
     dirs = 2 + (n + 99) // 100 + 3 * n  # model, params, layers, each parameter's w, value, stats
     m = Mount([], opts=["-d"])
@@ -164,6 +171,8 @@ def test_requests_per_directory():
         out = m.sh("find m.model | wc -l").stdout
         eq(int(out), dirs + 2 + 5 * n, "entries found")
         c = requests(m.log, start)
+        if evicted(c):
+            return False
         check(c.get("READDIRPLUS", 0) <= 2 * dirs, "READDIRPLUS %r for %d directories" % (c, dirs))
         check(c.get("LOOKUP", 0) + c.get("GETATTR", 0) <= 4, "lookups: %r" % c)
         # again: listings come from the kernel's cache; only each directory's
@@ -172,6 +181,8 @@ def test_requests_per_directory():
         start = size()
         m.sh("find m.model > /dev/null")
         c = requests(m.log, start)
+        if evicted(c):
+            return False
         eq(c.get("READDIRPLUS", 0) + c.get("READDIR", 0), 0, "listings again: %r" % c)
         check(c.get("GETATTR", 0) <= dirs + 2, "attributes again: %r" % c)
     m = Mount([], opts=["-d"])
@@ -183,9 +194,20 @@ def test_requests_per_directory():
         start = os.path.getsize(m.log)
         m.sh("ls -lR m.model > /dev/null")
         c = requests(m.log, start)
+        if evicted(c):
+            return False
         check(c.get("READDIRPLUS", 0) <= 2 * dirs, "READDIRPLUS: %r" % c)
         check(c.get("GETXATTR", 0) <= 4, "GETXATTR: %r" % c)
         check(c.get("LOOKUP", 0) + c.get("GETATTR", 0) <= 4, "lookups: %r" % c)
+    return True
+
+
+def test_requests_per_directory():
+    for _ in range(5):
+        if requests_per_directory():
+            return
+        print("  (inodes evicted meanwhile by another test's drop_caches: again)")
+    raise AssertionError("inodes evicted in each of 5 tries")
 
 
 def test_directory_of_models():

@@ -6,9 +6,11 @@
  * subnormals, powers of ten at the notation switches, nan, inf). */
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bytes.h"
 #include "helpers.h"
@@ -261,6 +263,7 @@ static void test_kept_text(void **state)
 		{MFS_DT_I32, MFS_ROW_MAJOR, 0, 2, {1000, 200}},  /* no measurer: rendered twice before */
 	};
 	struct mfs_err err = {0};
+	mfs_text_cache_idle(3600);  /* slow builds (TSan) must not see text dropped as idle */
 	for (size_t s = 0; s < sizeof(big) / sizeof(big[0]); s++) {
 		uint8_t *buf = NULL, *buf2 = NULL, *buf3 = NULL;
 		mfs_text_cache_set(0);  /* the reference: sized the two-pass way */
@@ -341,6 +344,79 @@ static void test_kept_text(void **state)
 	}
 	mfs_text_cache_set(0);
 	mfs_text_cache_stop();
+	mfs_text_cache_idle(20);
+}
+
+struct sizer {
+	struct mfs_model *m;
+	mfs_id v;
+	uint64_t size;
+	int r;
+};
+
+static void *size_thread(void *arg)
+{
+	struct sizer *z = arg;
+	struct mfs_err err = {0};
+	z->r = mfs_view_size(z->m, z->v, &z->size, &err);
+	return NULL;
+}
+
+/* Four stats at once: one size pass, the others wait for its result (the
+ * text is kept once, not four times). */
+static void test_concurrent_size(void **state)
+{
+	(void)state;
+	static const struct shape sh = {MFS_DT_F32, MFS_ROW_MAJOR, 0, 2, {500, 1000}};
+	uint8_t *buf = NULL;
+	mfs_text_cache_set(64u << 20);
+	struct mfs_model *m = open_shape(&sh, "m", &buf);
+	struct sizer z[4];
+	pthread_t th[4];
+	for (int i = 0; i < 4; i++) {
+		z[i] = (struct sizer){.m = m, .v = tnode(m, "t/values.txt")};
+		assert_int_equal(pthread_create(&th[i], NULL, size_thread, &z[i]), 0);
+	}
+	for (int i = 0; i < 4; i++)
+		pthread_join(th[i], NULL);
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(z[i].r, 0);
+		assert_int_equal(z[i].size, z[0].size);
+	}
+	assert_true(mfs_text_cache_used() >= z[0].size);
+	assert_true(mfs_text_cache_used() <= z[0].size + z[0].size / 4);
+	mfs_model_free(m);
+	assert_int_equal(mfs_text_cache_used(), 0);
+	free(buf);
+	mfs_text_cache_set(0);
+	mfs_text_cache_stop();
+}
+
+/* Text nobody reads (a stat wanted the size only) is dropped once idle. */
+static void test_idle_text(void **state)
+{
+	(void)state;
+	static const struct shape sh = {MFS_DT_F64, MFS_ROW_MAJOR, 0, 1, {200000}};
+	uint8_t *buf = NULL;
+	mfs_text_cache_set(64u << 20);
+	mfs_text_cache_idle(1);
+	struct mfs_model *m = open_shape(&sh, "m", &buf);
+	mfs_id v = tnode(m, "t/values.txt");
+	uint64_t size;
+	struct mfs_err err = {0};
+	assert_int_equal(mfs_view_size(m, v, &size, &err), 0);
+	assert_true(mfs_text_cache_used() >= size);
+	for (int i = 0; i < 100 && mfs_text_cache_used(); i++)
+		usleep(100 * 1000);
+	assert_int_equal(mfs_text_cache_used(), 0);
+	/* and reads go on, rendered */
+	char piece[100];
+	assert_true(mfs_view_read(m, v, size / 2, sizeof(piece), piece, NULL, &err) > 0);
+	mfs_model_free(m);
+	free(buf);
+	mfs_text_cache_idle(20);
+	mfs_text_cache_set(0);
+	mfs_text_cache_stop();
 }
 
 int main(void)
@@ -349,6 +425,8 @@ int main(void)
 		cmocka_unit_test(test_gather),
 		cmocka_unit_test(test_measured_size),
 		cmocka_unit_test(test_kept_text),
+		cmocka_unit_test(test_concurrent_size),
+		cmocka_unit_test(test_idle_text),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
