@@ -1,5 +1,6 @@
 /* Worker threads for rendering ahead (see pool.h): started on first use,
- * one per CPU, living as long as the process. */
+ * one per CPU, living as long as the process; and threads started for one
+ * pass and joined at its end (mfs_fan_out). */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -78,4 +79,23 @@ int mfs_pool_submit(void (*fn)(void *arg), void *arg)
 	pthread_cond_signal(&cond);
 	pthread_mutex_unlock(&lock);
 	return 0;
+}
+
+unsigned mfs_fan_out(unsigned n, void *(*fn)(void *arg), void *args, size_t size)
+{
+	enum { MAX = 16 };
+	pthread_t th[MAX];
+	char *a = args;
+	unsigned started = 1;
+	if (n > MAX)
+		n = MAX;
+	for (unsigned i = 1; i < n; i++) {
+		if (pthread_create(&th[i], NULL, fn, a + (size_t)i * size) != 0)
+			break;
+		started = i + 1;
+	}
+	fn(a);  /* this thread works too */
+	for (unsigned i = 1; i < started; i++)
+		pthread_join(th[i], NULL);
+	return started;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "guard.h"
+#include "model_impl.h"
 #include "view_impl.h"
 
 /* Eagerly sized text views: up to this many elements (a few ms of work). */
@@ -119,6 +120,16 @@ int mfs_view_size(struct mfs_model *m, mfs_id id, uint64_t *size, struct mfs_err
 	return mfs_guarded(size_fn, &c, err);
 }
 
+/* Whether a view's size is known (set under its lock by whichever thread
+ * sized it). */
+static bool chunked_sized(struct mfs_chunked *c)
+{
+	pthread_mutex_lock(&c->lock);
+	bool sized = c->sized;
+	pthread_mutex_unlock(&c->lock);
+	return sized;
+}
+
 bool mfs_view_size_cheap(const struct mfs_model *m, mfs_id id)
 {
 	if (id >= m->nnodes)
@@ -128,17 +139,20 @@ bool mfs_view_size_cheap(const struct mfs_model *m, mfs_id id)
 	case MFS_V_VALUES:
 	case MFS_V_MTX: {
 		const struct mfs_tensor *t = &m->tensors[n->u.tensor];
-		if (t->cache) {
-			const struct mfs_chunked *c = n->view == MFS_V_VALUES ? &t->cache->values
-									      : &t->cache->mtx;
-			if (c->sized)
-				return true;
-		}
+		/* caches are published under cache_lock */
+		pthread_mutex_lock(&m->impl->cache_lock);
+		struct mfs_tcache *tc = t->cache;
+		pthread_mutex_unlock(&m->impl->cache_lock);
+		if (tc && chunked_sized(n->view == MFS_V_VALUES ? &tc->values : &tc->mtx))
+			return true;
 		return (n->view == MFS_V_VALUES ? t->nelem : t->nnz) <= CHEAP_ELEMS;
 	}
 	case MFS_V_CSV: {
 		const struct mfs_frame *f = &m->frames[n->u.frame];
-		if (f->csv && f->csv->sized)
+		pthread_mutex_lock(&m->impl->cache_lock);
+		struct mfs_chunked *c = f->csv;
+		pthread_mutex_unlock(&m->impl->cache_lock);
+		if (c && chunked_sized(c))
 			return true;
 		return f->nrows * (f->ncols ? f->ncols : 1) <= CHEAP_ELEMS;
 	}

@@ -254,36 +254,26 @@ static int size_pass(struct mfs_model *m, struct mfs_chunked *c, struct mfs_err 
 		if (measured && nthr > work)
 			nthr = (unsigned)work;
 		struct measure_call calls[8];
-		pthread_t th[8];
-		unsigned started = 0;
-		for (unsigned i = 0; i < nthr; i++) {
-			calls[i] = (struct measure_call){.p = &p};
-			if (measured) {
-				calls[i].acc = calloc((size_t)c->nchunks, sizeof(uint32_t));
-				if (!calls[i].acc)
-					break;
-			}
-			if (i > 0 && pthread_create(&th[i], NULL, measure_thread, &calls[i]) != 0) {
-				free(calls[i].acc);
+		unsigned n = 0;
+		for (; n < nthr; n++) {
+			calls[n] = (struct measure_call){.p = &p};
+			if (measured && !(calls[n].acc = calloc((size_t)c->nchunks, sizeof(uint32_t))))
 				break;
-			}
-			started = i + 1;
 		}
-		if (started)
-			measure_thread(&calls[0]);  /* this thread works too */
+		if (n)
+			mfs_fan_out(n, measure_thread, calls, sizeof(calls[0]));
 		else
 			p.err = mfs_error(&p.msg, ENOMEM, "out of memory");
-		for (unsigned i = 1; i < started; i++)
-			pthread_join(th[i], NULL);
 		pthread_mutex_destroy(&p.lock);
 		if (measured) {
+			/* threads not started left their counts at 0 */
 			for (uint64_t k = 0; k < c->nchunks; k++) {
 				uint64_t sum = 0;
-				for (unsigned i = 0; i < started; i++)
+				for (unsigned i = 0; i < n; i++)
 					sum += calls[i].acc[k];
 				p.lens[k] = sum;
 			}
-			for (unsigned i = 0; i < started; i++)
+			for (unsigned i = 0; i < n; i++)
 				free(calls[i].acc);
 		}
 		if (p.err) {

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "guard.h"
+#include "pool.h"
 #include "view_impl.h"
 
 static pthread_mutex_t keep_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -104,8 +105,8 @@ void mfs_keep_drop(struct mfs_chunked *c)
 	pthread_mutex_unlock(&c->lock);
 }
 
-/* Drops the text of views idle for IDLE_S seconds; sleeps while nothing is
- * kept. */
+/* Drops the text of views idle for idle_s seconds (20 unless a test sets
+ * it); sleeps while nothing is kept. */
 static void *reaper(void *arg)
 {
 	(void)arg;
@@ -282,18 +283,9 @@ static void run_threads(struct kpass *p)
 	if (nthr > p->nwin)
 		nthr = (unsigned)p->nwin;
 	struct kcall calls[8];
-	pthread_t th[8];
-	unsigned started = 1;
 	for (unsigned i = 0; i < nthr; i++)
 		calls[i] = (struct kcall){.p = p};
-	for (unsigned i = 1; i < nthr; i++) {
-		if (pthread_create(&th[i], NULL, kpass_thread, &calls[i]) != 0)
-			break;
-		started = i + 1;
-	}
-	kpass_thread(&calls[0]);
-	for (unsigned i = 1; i < started; i++)
-		pthread_join(th[i], NULL);
+	mfs_fan_out(nthr, kpass_thread, calls, sizeof(calls[0]));
 }
 
 int mfs_keep_pass(struct mfs_model *m, struct mfs_chunked *c, struct mfs_err *err)

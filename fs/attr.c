@@ -11,6 +11,12 @@
 #include "pending.h"
 #include "scratch.h"
 
+/* The block size of what is not a model's file. glibc sizes a directory
+ * stream's buffer by it (at least 32 KiB), and the kernel allocates a buffer
+ * of that size for each READDIRPLUS; 1 MiB made that a vmalloc of 256 pages
+ * per request, the bulk of a listing's time. */
+#define DIR_BLKSIZE 4096
+
 /* Source-derived permission bits for what a model shows. */
 static mode_t file_mode(const struct stat *src, bool writable)
 {
@@ -61,9 +67,7 @@ int attr_node(struct inode *i, struct mref *r, mfs_id id, const struct stat *src
 {
 	memset(st, 0, sizeof(*st));
 	st->st_ino = i->ino;
-	/* The size cat, Python and others read by: text views are read past the
-	 * page cache, one round trip per read, and a request can be 1 MiB. */
-	st->st_blksize = 1 << 20;
+	st->st_blksize = DIR_BLKSIZE;
 	const struct mfs_node *n = &r->m->nodes[id];
 	st->st_uid = src->st_uid;
 	st->st_gid = src->st_gid;
@@ -82,6 +86,10 @@ int attr_node(struct inode *i, struct mref *r, mfs_id id, const struct stat *src
 	} else {
 		st->st_mode = S_IFREG | file_mode(src, n->flags & MFS_NF_WRITABLE);
 		st->st_nlink = 1;
+		/* The size cat, Python and others read by: text views are read
+		 * past the page cache, one round trip per read, and a request can
+		 * be 1 MiB. */
+		st->st_blksize = 1 << 20;
 		/* The committed size, whatever writers hold: the kernel keeps one
 		 * size per inode, and readers go by it (writers append where
 		 * their own writes end, see op_write). */
@@ -108,7 +116,7 @@ int attr_of(struct inode *i, struct stat *st, double *timeout)
 	memset(st, 0, sizeof(*st));
 	*timeout = fs.o.timeout;
 	st->st_ino = i->ino;
-	st->st_blksize = 65536;
+	st->st_blksize = DIR_BLKSIZE;
 	switch (i->kind) {
 	case I_SDIR:
 	case I_SFILE:

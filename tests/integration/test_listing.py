@@ -165,6 +165,13 @@ def requests_per_directory():
         f.write(primitiv_model(n))
     with m:
         size = lambda: os.path.getsize(m.log)
+        # glibc sizes a directory stream's buffer by st_blksize, and the
+        # kernel allocates that much for each READDIRPLUS (1 MiB was a
+        # vmalloc of 256 pages per request); text views keep 1 MiB reads
+        for d in ("", "m.model", "m.model/params"):
+            bs = os.stat(m.m(d)).st_blksize
+            check(bs <= 32768, "st_blksize of directory %r: %d" % (d, bs))
+        eq(os.stat(m.m("m.model/params/layer0000/w00/value/values.txt")).st_blksize, 1 << 20, "text view st_blksize")
         # find: one reply with every entry and its attributes per directory,
         # and the empty one that ends it (none for an empty directory)
         start = size()

@@ -335,3 +335,28 @@ size_t tmutate(const char *rel, unsigned iterations)
 	free(orig);
 	return opened;
 }
+
+uint64_t trand(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+size_t tcount(size_t full, unsigned quick_div, unsigned san_div)
+{
+	size_t div = 1;
+	const char *q = getenv("MFS_TEST_QUICK");
+	if (q && *q && strcmp(q, "0"))
+		div = quick_div;
+	(void)san_div;  /* unused without a sanitizer */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+	div *= san_div;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+	div *= san_div;
+#endif
+#endif
+	return full / div ? full / div : 1;
+}

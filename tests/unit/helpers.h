@@ -53,6 +53,14 @@ size_t twalk(struct mfs_model *m);
  * must either fail to open with an error message or open and twalk cleanly.
  * Run under the sanitizers. Returns how many opened. */
 size_t tmutate(const char *rel, unsigned iterations);
+/* Pseudo-random numbers: a splitmix64 step on *state (fixed seeds, so a
+ * failure reproduces). */
+uint64_t trand(uint64_t *state);
+/* How many random cases to run: full, divided by quick_div when
+ * MFS_TEST_QUICK is set (not "0") and by san_div under AddressSanitizer or
+ * ThreadSanitizer; at least 1. */
+size_t tcount(size_t full, unsigned quick_div, unsigned san_div);
+
 /* Apply a patch to bytes (caller frees the result). */
 uint8_t *tapply(const struct mfs_patch *p, const uint8_t *base, size_t size, size_t *outlen);
 /* The sidecar set by the last twrite (or NULL); valid until the next twrite. */

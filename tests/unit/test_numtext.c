@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "helpers.h"
 #include "numtext.h"
 
 /* --- Helpers ---------------------------------------------------------------- */
@@ -25,24 +26,13 @@ static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 
 static uint64_t rnd(void)
 {
-	/* splitmix64: fixed seed, so failures reproduce */
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
+	return trand(&rng_state);
 }
 
-/* Case counts shrink with MFS_TEST_QUICK and under AddressSanitizer. */
+/* Case counts shrink with MFS_TEST_QUICK and under the sanitizers. */
 static size_t count(size_t full)
 {
-	size_t div = 1;
-	const char *q = getenv("MFS_TEST_QUICK");
-	if (q && *q && strcmp(q, "0"))
-		div = 20;
-#if defined(__SANITIZE_ADDRESS__)
-	div *= 4;
-#endif
-	return full / div;
+	return tcount(full, 20, 4);
 }
 
 /* The same bits seen as another type (type punning through a union). */

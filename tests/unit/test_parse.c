@@ -25,27 +25,13 @@ static uint64_t rng_state = 0x2545f4914f6cdd1dull;
 
 static uint64_t rnd(void)
 {
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
+	return trand(&rng_state);
 }
 
 /* Case counts shrink with MFS_TEST_QUICK and under the sanitizers. */
 static size_t count(size_t full)
 {
-	size_t div = 1;
-	const char *q = getenv("MFS_TEST_QUICK");
-	if (q && *q && strcmp(q, "0"))
-		div = 10;
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-	div *= 5;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-	div *= 5;
-#endif
-#endif
-	return full / div ? full / div : 1;
+	return tcount(full, 10, 5);
 }
 
 /* The token s (followed by a separator, or not) through the fast path must
