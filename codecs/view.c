@@ -288,6 +288,19 @@ ssize_t mfs_view_read(struct mfs_model *m, mfs_id id, uint64_t off, size_t len, 
 	return r < 0 ? r : c.ret;
 }
 
+bool mfs_view_send_kept(struct mfs_model *m, mfs_id id, uint64_t off, size_t len,
+			mfs_send_fn send, void *ctx)
+{
+	if (id >= m->nnodes || m->nodes[id].kind != MFS_K_FILE)
+		return false;
+	struct mfs_err err = {0};
+	int r;
+	struct mfs_chunked *c = chunked_of(m, &m->nodes[id], &err, &r);
+	if (!c || off < c->head_len)
+		return false;
+	return mfs_keep_send(c, off - c->head_len, len, send, ctx);
+}
+
 int mfs_view_segments(const struct mfs_model *m, mfs_id id, uint64_t off, uint64_t len,
 		      struct mfs_vseg *seg)
 {

@@ -13,8 +13,10 @@
 #ifndef MFS_VIEW_H
 #define MFS_VIEW_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include "edit.h"
 #include "model.h"
@@ -48,6 +50,14 @@ bool mfs_view_size_cheap(const struct mfs_model *m, mfs_id id);
  * end of the file) or -errno. */
 ssize_t mfs_view_read(struct mfs_model *m, mfs_id id, uint64_t off, size_t len, void *buf,
 		      struct mfs_rcache *rc, struct mfs_err *err);
+
+/* Bytes [off, off + len) of a text view (cut at its end) handed to send in
+ * place when its size pass kept them (view_keep.c): no copy on the way to
+ * the reader. send runs with the view locked; keep it short (a reply). False,
+ * calling nothing, when they are not all kept: read them with mfs_view_read. */
+typedef void (*mfs_send_fn)(void *ctx, const struct iovec *iov, int count);
+bool mfs_view_send_kept(struct mfs_model *m, mfs_id id, uint64_t off, size_t len,
+			mfs_send_fn send, void *ctx);
 
 /* When bytes [off, off + len) of a view are a piece of memory followed by a
  * range of the source file, describe them (returns 1); else 0. */

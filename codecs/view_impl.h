@@ -81,6 +81,12 @@ int mfs_keep_pass(struct mfs_model *m, struct mfs_chunked *c, struct mfs_err *er
  * bytes or the end of k's window, freeing a window read through; 0 when
  * k's text is not kept. Caller holds c->lock. */
 size_t mfs_keep_read(struct mfs_chunked *c, uint64_t k, uint64_t body, char *buf, size_t len);
+/* Hand kept text [body, body + len) (cut at the end of the text) to send
+ * in place, as pieces of the kept windows, under c->lock; then free the
+ * windows read through. False, sending nothing, when any of it is not kept
+ * or body is at the end. */
+bool mfs_keep_send(struct mfs_chunked *c, uint64_t body, size_t len, mfs_send_fn send,
+		   void *ctx);
 /* Seconds unread after which kept text is dropped (default 20; tests). */
 void mfs_text_cache_idle(unsigned seconds);
 /* Free what c keeps (mfs_chunked_destroy). */

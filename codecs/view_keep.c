@@ -388,3 +388,64 @@ size_t mfs_keep_read(struct mfs_chunked *c, uint64_t k, uint64_t body, char *buf
 	}
 	return (size_t)n;
 }
+
+/* The window holding body offset body: the last one starting at or before
+ * it. Caller holds c->lock; c is sized. */
+static uint64_t window_of(const struct mfs_chunked *c, uint64_t body)
+{
+	uint64_t lo = 0, hi = c->nkept;  /* starts[lo] <= body, searching [lo, hi) */
+	while (hi - lo > 1) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		if (c->offs[mid * MFS_KEEP_CHUNKS] <= body)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Pieces a send may take: a 1 MiB read spans two or three windows. */
+#define SEND_PIECES 8
+
+bool mfs_keep_send(struct mfs_chunked *c, uint64_t body, size_t len, mfs_send_fn send,
+		   void *ctx)
+{
+	struct iovec iov[SEND_PIECES];
+	uint64_t ends[SEND_PIECES];  /* where each piece's window ends */
+	int n = 0;
+	pthread_mutex_lock(&c->lock);
+	uint64_t total = c->sized ? c->offs[c->nchunks] : 0;
+	if (!c->kept || body >= total)
+		goto not_kept;
+	uint64_t end = total - body < len ? total : body + len;
+	uint64_t w = window_of(c, body);
+	for (uint64_t pos = body; pos < end; w++) {
+		if (w >= c->nkept || !c->kept[w] || n == SEND_PIECES)
+			goto not_kept;
+		uint64_t kend = (w + 1) * MFS_KEEP_CHUNKS;
+		uint64_t ws = c->offs[w * MFS_KEEP_CHUNKS];
+		uint64_t we = c->offs[kend < c->nchunks ? kend : c->nchunks];
+		uint64_t take = (we < end ? we : end) - pos;
+		iov[n] = (struct iovec){c->kept[w] + (pos - ws), (size_t)take};
+		ends[n++] = we;
+		pos += take;
+	}
+	send(ctx, iov, n);
+	c->kept_used = now_s();
+	/* Windows read through: the page cache has them now. */
+	w -= (uint64_t)n;
+	for (int i = 0; i < n; i++, w++) {
+		if (ends[i] > end)
+			continue;
+		uint64_t ws = c->offs[w * MFS_KEEP_CHUNKS];
+		free(c->kept[w]);
+		c->kept[w] = NULL;
+		c->kept_len -= ends[i] - ws;
+		atomic_fetch_sub(&kept_bytes, ends[i] - ws);
+	}
+	pthread_mutex_unlock(&c->lock);
+	return true;
+not_kept:
+	pthread_mutex_unlock(&c->lock);
+	return false;
+}

@@ -1,6 +1,8 @@
 /* values.txt: elements as text in logical (row-major) order, rendered one
  * chunk of MFS_CHUNK_ELEMS elements at a time (LAYOUT.md "values.txt rules"). */
 #include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,27 +76,57 @@ static size_t render_elems(const struct mfs_tensor *t, const uint8_t *el, uint64
 	return (size_t)(o - start);
 }
 
-/* Elements of chunks [k, k + n) in logical order: straight from the source,
- * or gathered at once into *tmp (one pass over whole rows of a column-major
- * matrix, where chunk by chunk would read each column line many times). */
-static const uint8_t *elements(struct mfs_model *m, const struct mfs_tensor *t, uint64_t first,
-			       uint64_t count, uint8_t **tmp, struct mfs_err *err, int *r)
+/* A thread's buffer for gathered elements, kept from one window to the
+ * next: freed each time, a window's worth (256 KiB) went back to the system
+ * (glibc unmaps or trims it) and the next window faulted its pages in again
+ * (perf: clear_page was an eighth of a column-major values.txt). Threads
+ * free theirs when they end. */
+struct scratch {
+	size_t cap;
+	uint8_t p[];
+};
+static pthread_key_t scratch_key;
+static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
+static bool scratch_ok;
+
+static void scratch_init(void)
 {
-	*tmp = NULL;
+	scratch_ok = pthread_key_create(&scratch_key, free) == 0;
+}
+
+static uint8_t *scratch(size_t need)
+{
+	pthread_once(&scratch_once, scratch_init);
+	if (!scratch_ok)
+		return NULL;
+	struct scratch *s = pthread_getspecific(scratch_key);
+	if (s && s->cap >= need)
+		return s->p;
+	free(s);
+	s = malloc(sizeof(*s) + need);
+	pthread_setspecific(scratch_key, s);
+	if (!s)
+		return NULL;
+	s->cap = need;
+	return s->p;
+}
+
+/* Elements of chunks [k, k + n) in logical order: straight from the source,
+ * or gathered at once into this thread's scratch buffer (one pass over whole
+ * rows of a column-major matrix, where chunk by chunk would read each column
+ * line many times); valid until the thread's next call. */
+static const uint8_t *elements(struct mfs_model *m, const struct mfs_tensor *t, uint64_t first,
+			       uint64_t count, struct mfs_err *err, int *r)
+{
 	if (!t->ops && !t->swap && (t->order == MFS_ROW_MAJOR || t->ndim < 2))
 		return m->base + t->off + first * t->esize;
-	*tmp = malloc((size_t)(count * t->esize));
-	if (!*tmp) {
+	uint8_t *buf = scratch((size_t)(count * t->esize));
+	if (!buf) {
 		*r = mfs_error(err, ENOMEM, "out of memory");
 		return NULL;
 	}
-	*r = mfs_tensor_gather(m, t, first, count, *tmp, err);
-	if (*r < 0) {
-		free(*tmp);
-		*tmp = NULL;
-		return NULL;
-	}
-	return *tmp;
+	*r = mfs_tensor_gather(m, t, first, count, buf, err);
+	return *r < 0 ? NULL : buf;
 }
 
 int mfs_values_render(struct mfs_model *m, const void *tensor, uint64_t k,
@@ -119,13 +151,11 @@ int mfs_values_render(struct mfs_model *m, const void *tensor, uint64_t k,
 	/* Each element takes at most MFS_NUM_MAX bytes plus two separators. */
 	if (mfs_buf_reserve(out, (size_t)count * (MFS_NUM_MAX + 2)) < 0)
 		return mfs_error(err, ENOMEM, "out of memory");
-	uint8_t *tmp;
 	int r = 0;
-	const uint8_t *el = elements(m, t, first, count, &tmp, err, &r);
+	const uint8_t *el = elements(m, t, first, count, err, &r);
 	if (!el)
 		return r;
 	out->len += render_elems(t, el, first, count, out->p + out->len);
-	free(tmp);
 	return 0;
 }
 
@@ -256,23 +286,19 @@ int mfs_values_render_n(struct mfs_model *m, const void *tensor, uint64_t k, uin
 	uint64_t first = k * MFS_CHUNK_ELEMS;
 	uint64_t all = t->nelem - first < n * MFS_CHUNK_ELEMS ? t->nelem - first
 							       : n * MFS_CHUNK_ELEMS;
-	uint8_t *tmp;
 	int r = 0;
-	const uint8_t *el = elements(m, t, first, all, &tmp, err, &r);
+	const uint8_t *el = elements(m, t, first, all, err, &r);
 	if (!el)
 		return r;
 	for (uint64_t i = 0, done = 0; i < n; i++) {
 		uint64_t count = all - done < MFS_CHUNK_ELEMS ? all - done : MFS_CHUNK_ELEMS;
-		if (mfs_buf_reserve(out, (size_t)count * (MFS_NUM_MAX + 2)) < 0) {
-			free(tmp);
+		if (mfs_buf_reserve(out, (size_t)count * (MFS_NUM_MAX + 2)) < 0)
 			return mfs_error(err, ENOMEM, "out of memory");
-		}
 		lens[i] = render_elems(t, el + done * t->esize, first + done, count,
 				       out->p + out->len);
 		out->len += lens[i];
 		done += count;
 	}
-	free(tmp);
 	return 0;
 }
 

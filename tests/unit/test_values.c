@@ -249,6 +249,24 @@ static struct mfs_model *open_shape(const struct shape *sh, const char *name, ui
 	return m;
 }
 
+/* What mfs_view_send_kept hands over, gathered. */
+struct sent {
+	char buf[3u << 20];
+	size_t len;
+	int calls;
+};
+
+static void collect(void *ctx, const struct iovec *iov, int count)
+{
+	struct sent *s = ctx;
+	s->calls++;
+	for (int i = 0; i < count; i++) {
+		assert_true(s->len + iov[i].iov_len <= sizeof(s->buf));
+		memcpy(s->buf + s->len, iov[i].iov_base, iov[i].iov_len);
+		s->len += iov[i].iov_len;
+	}
+}
+
 /* One pass instead of two: the size pass keeps the text it rendered (under
  * the budget), reads give the same bytes at any offset, a window read
  * through is freed, a new pass drops the oldest kept text to make room, and
@@ -337,6 +355,40 @@ static void test_kept_text(void **state)
 		assert_true(mfs_text_cache_used() > 0);
 		mfs_model_free(b);
 		assert_int_equal(mfs_text_cache_used(), 0);
+		/* kept text handed over in place, front to back, in reads of any
+		 * size (a read that reaches a window's end frees it: a later read
+		 * that needs it renders it again); then nothing is kept any more,
+		 * and nothing more is handed over */
+		b = open_shape(&big[s], "b4", &buf);
+		vb = tnode(b, "t/values.txt");
+		assert_int_equal(mfs_view_size(b, vb, &size_b, &err), 0);
+		struct sent *got = calloc(1, sizeof(*got));
+		assert_non_null(got);
+		int in_place = 0;
+		for (uint64_t off = 0; off < len;) {
+			size_t want = 1 + (size_t)(rnd() % (3u << 20));
+			got->len = 0;
+			if (mfs_view_send_kept(b, vb, off, want, collect, got)) {
+				size_t n = want < len - off ? want : (size_t)(len - off);
+				assert_int_equal(got->len, n);
+				in_place++;
+			} else {
+				ssize_t r = mfs_view_read(b, vb, off, want < sizeof(got->buf) ? want : sizeof(got->buf),
+							  got->buf, NULL, &err);
+				assert_true(r > 0);
+				got->len = (size_t)r;
+			}
+			assert_memory_equal(got->buf, text + off, got->len);
+			off += got->len;
+		}
+		assert_true(in_place > 0);
+		assert_int_equal(mfs_text_cache_used(), 0);
+		got->calls = 0;
+		assert_false(mfs_view_send_kept(b, vb, 0, 100, collect, got));
+		assert_false(mfs_view_send_kept(b, vb, len, 100, collect, got));
+		assert_int_equal(got->calls, 0);
+		free(got);
+		mfs_model_free(b);
 		free(buf);
 		free(buf2);
 		free(buf3);
