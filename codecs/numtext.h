@@ -20,7 +20,8 @@
  *
  * Thread-safe, no allocation. Floats are formatted by Dragonbox and parsed by
  * fast_float (Debian's libdragonbox-dev and libfast-float-dev) behind a small
- * C++ shim; float16 is handled here.
+ * C++ shim; float16, and float32 but for subnormals and powers of two, find
+ * their shortest decimals here.
  */
 #ifndef MFS_NUMTEXT_H
 #define MFS_NUMTEXT_H
@@ -37,6 +38,11 @@ size_t mfs_fmt_f32(char *out, float v);
 size_t mfs_fmt_f64(char *out, double v);
 size_t mfs_fmt_i64(char *out, int64_t v);
 size_t mfs_fmt_u64(char *out, uint64_t v);
+/* n float32s from src (native byte order, any alignment), each as
+ * mfs_fmt_f32 writes it and followed by sep; returns the length of it all.
+ * out must have room for n * (MFS_NUM_MAX + 1) bytes, and bytes past the
+ * text may be overwritten, as above. Faster than mfs_fmt_f32 in a loop. */
+size_t mfs_fmt_f32_run(char *out, const void *src, size_t n, char sep);
 /* The length mfs_fmt_f32/f64 give the float with these bits, without
  * writing it (sizing a text view). */
 size_t mfs_len_f32(uint32_t bits);

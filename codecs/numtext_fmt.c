@@ -1,7 +1,8 @@
 /* Numbers to text (see numtext.h): integers, and the text layout of the
- * shortest decimals Dragonbox gives for float32/float64 (behind
- * numtext_shim.cc), with their lengths alone; float16's shortest decimal is
- * found here. Parsing and elements are in numtext.c. */
+ * shortest decimals of floats, with their lengths alone. float16's and
+ * float32's shortest decimals are found here, float64's (and the rare
+ * float32s') by Dragonbox (behind numtext_shim.cc). Parsing and elements are
+ * in numtext.c. */
 #include "numtext.h"
 
 #include <stdbool.h>
@@ -147,7 +148,7 @@ static inline size_t layout64(char *out, bool neg, uint64_t sig, int k)
 	return layout(out, neg, c0, (struct digits){(uint64_t)r, (uint64_t)(r >> 64)}, nd, k, true);
 }
 
-/* sig * 10^k, sig below 10^9 (float32 and float16). */
+/* sig * 10^k, sig below 10^9 (float16). */
 static inline size_t layout32(char *out, bool neg, uint32_t sig, int k)
 {
 	int nd = ndigits(sig);
@@ -180,6 +181,252 @@ static size_t fmt_zero(char *out, bool neg)
 	return 2;
 }
 
+/* --- float32 -------------------------------------------------------------- */
+
+/* a when c, else b, without a branch: for choices as random as the data (a
+ * mispredicted branch costs more than computing both). Once both are in
+ * registers (the empty asm), gcc too makes it a conditional move; it
+ * branches around the one it does not need otherwise. */
+static inline uint64_t pick(bool c, uint64_t a, uint64_t b)
+{
+	__asm__("" : "+r"(a), "+r"(b));
+	return c ? a : b;
+}
+
+/* The power of ten that scales a float32 exponent's rounding interval to 10
+ * to 100 units, and the interval's half width in the units of c g
+ * (scripts/gen/f32_scales.py). */
+struct f32_scale {
+	uint64_t g, half;
+};
+#include "numtext_f32_scales.h"
+
+/* A float32's shortest decimal as d * 10^x, d in [10^7, 2 * 10^8): its
+ * digits, then zeros to fill (text32() counts them). */
+struct dec32 {
+	uint64_t d;
+	int64_t x;
+};
+
+/* The shortest decimal of the float32 with bits a: positive, normal, not a
+ * power of two (below one the interval is narrower: Dragonbox's). In units
+ * of 10^-k it is v +- W/2 with W in [10, 100), so (Dragonbox's "big and
+ * small divisor", J. Jeon, 2020) it holds at most one multiple of 100,
+ * which is then the answer, else the multiple of 10 nearest v, which it
+ * always holds. One product gives both: v/100 as hi + lo/2^64. Both answers
+ * are computed and one is picked without a branch: which it is is as random
+ * as the data (Dragonbox's branch on it mispredicted 0.6 times a value on
+ * weights). The comparisons are exact all the same: c g is over v/100 by
+ * less than 2^24 units of 2^-64 (g rounded up), and the exact quantities
+ * compared are on their limits or 2^31 units away at least (so found for
+ * every float32 with g to 192 bits); the biases below sit in between.
+ * test_numtext checks every float32 against Dragonbox (MFS_EXHAUSTIVE=1). */
+static inline struct dec32 shortest_f32(uint32_t a)
+{
+	const struct f32_scale *sc = &f32_scales[a >> 23];
+	uint64_t c = (a & 0x7fffffu) | 0x800000u;
+	u128 m = (u128)c * sc->g;
+	uint64_t hi = (uint64_t)(m >> 64), lo = (uint64_t)m;
+	/* 100 hi or 100 (hi + 1) is inside when within W/2 of v; on the end
+	 * itself only when c is even (ties to even on reading): the bias
+	 * 2^28 in half, less 2^29 when odd. */
+	uint64_t half = sc->half - ((c & 1) << 29);
+	bool below = lo <= half, above = 0 - lo <= half;
+	/* Else v/10 rounded to nearest, ties to even: the fraction fr is
+	 * 2^63 + [0, 2^28) on a tie, else 2^31 away at least. */
+	uint64_t dig = (uint64_t)(((u128)lo * 10) >> 64), fr = lo * 10;
+	uint64_t up = dig + (fr + ((dig & 1) << 31) > (1ull << 63) + (1ull << 30));
+	/* the last digit: 10 carries into hi */
+	uint64_t d = hi * 10 + pick(below | above, below ? 0 : 10, up);
+	/* d >= v/10 - 5 > 2^23 - 5 has 7 digits at least, 7 only if hi <
+	 * 10^6 (then d <= 10^7: times 10, it stays below 2 * 10^8). */
+	bool seven = hi < 1000000u;
+	return (struct dec32){pick(seven, d * 10, d), (int64_t)f32_exp10[a >> 23] - seven};
+}
+
+/* Subnormals and powers of two: rare, so Dragonbox's. They have 8 digits
+ * at most (c <= 2^23: v 10^k <= 2^23 100 units). */
+static struct dec32 shortest_f32_rare(uint32_t a)
+{
+	float v;
+	memcpy(&v, &a, sizeof(v));
+	struct mfs_dec32 r = mfs_shim_shortest_f32(v);
+	struct dec32 d = {r.sig, r.exp};
+	while (d.d < 10000000u) {
+		d.d *= 10;
+		d.x--;
+	}
+	return d;
+}
+
+/* Whether float32 bits a (sign dropped) take shortest_f32(). */
+static inline bool common_f32(uint32_t a)
+{
+	return a - 0x00800000u < 0x7f000000u && (a & 0x7fffffu);
+}
+
+/* The 8 digits of v < 10^8, one a byte (0 to 9), the first in the highest
+ * byte: as swar8(), with each quotient added in place of its remainder's
+ * high part (x += q (2^32 - 10^4): one multiply less a step, 19 instructions
+ * with the byte swap instead of 29). | ASCII8 makes them text. */
+#define ASCII8 0x3030303030303030ull  /* '0' in each byte */
+static inline uint64_t swar8_be(uint32_t v)
+{
+	uint64_t x = v, q = (x * 109951163) >> 40;  /* v / 10^4, v < 10^8 */
+	x += q * ((1ull << 32) - 10000);
+	q = ((x * 10486) >> 20) & 0x0000007f0000007full;  /* /100 */
+	x += q * ((1u << 16) - 100);
+	q = ((x * 103) >> 10) & 0x000f000f000f000full;  /* /10 */
+	return x + q * ((1u << 8) - 10);
+}
+
+/* The digits of d * 10^x as text (first lowest), how many are significant
+ * (nd) and the exponent of the first (e). */
+struct text32 {
+	uint64_t w;  /* the last 8 of the 9 (h) or 8 digits */
+	int64_t h;   /* 9 digits: d >= 10^8, the first is '1' */
+	int64_t nd, e;
+};
+
+static inline struct text32 text32(struct dec32 v)
+{
+	int64_t h = v.d >= 100000000u;
+	uint64_t w = swar8_be((uint32_t)pick(h, v.d - 100000000u, v.d));
+	/* Trailing zeros: the low bytes that are 0, all 8 only when d is
+	 * 10^8 (d >= 10^7 else). A digit's lowest set bit is one of its
+	 * low 4: + 1 makes 8 of bit 63 (w = 0) without a branch. */
+	int64_t tz = (__builtin_ctzll(w | 1ull << 63) + 1) >> 3;
+	return (struct text32){__builtin_bswap64(w) | ASCII8, h, 8 + h - tz, v.x + 7 + h};
+}
+
+/* "0.0ddd": e in [-4, 0), the shape of weights, the first case tried. */
+static inline bool small32(struct text32 x)
+{
+	return x.e < 0 && x.e >= -4;
+}
+
+/* The other shapes as the fixed notation of f + 1 digits before the point
+ * (none after it when f >= nd - 1, an integer), n bytes long: e itself in
+ * [0, 16), else 0, then "e+XX" (sci; float32's exponents have two digits).
+ * All computed without a branch: which shape comes next is as random as
+ * the data when its exponents are (a mispredicted branch costs 15 cycles,
+ * and half the values of random bits took one). */
+struct shape32 {
+	int64_t f, n;
+	bool sci;
+};
+
+static inline struct shape32 shape32(struct text32 x)
+{
+	bool sci = (uint64_t)x.e >= 16;
+	int64_t f = (int64_t)pick(sci, 0, (uint64_t)x.e);
+	int64_t n = (int64_t)pick(f >= x.nd - 1, (uint64_t)f + 1, (uint64_t)x.nd + 1);
+	return (struct shape32){f, n, sci};
+}
+
+/* layout() for float32, on text32's digits. Beyond "0.0ddd", which needs no
+ * first digit apart, each store goes where it belongs in every shape or
+ * past the end of the text. */
+static inline size_t layout_f32(char *out, bool neg, struct dec32 v)
+{
+	struct text32 x = text32(v);
+	char *t = out + neg;
+	out[0] = '-';
+	if (small32(x)) {
+		memcpy(t, "0.000000", 8);
+		t[1 - x.e] = '1';  /* the first digit when h, else overwritten */
+		memcpy(t + 1 - x.e + x.h, &x.w, 8);
+		return (size_t)(neg + 1 - x.e + x.nd);
+	}
+	struct shape32 s = shape32(x);
+	int64_t h = x.h;
+	__asm__("" : "+r"(h));  /* two conditions: gcc branches on one */
+	uint64_t r = pick(x.h, x.w, x.w >> 8);
+	t[0] = (char)pick(h, '1', x.w);
+	memcpy(t + 1, &r, 8);
+	memcpy(t + x.nd, "0000000000000000", 16);  /* an integer's zeros */
+	t[s.f + 1] = '.';  /* past the end for an integer */
+	r >>= 8 * (s.f & 7);  /* f < nd - 1 <= 8 but for integers */
+	memcpy(t + s.f + 2, &r, 8);
+	uint64_t ae = (uint64_t)(x.e < 0 ? -x.e : x.e);  /* < 46 */
+	uint16_t d2;
+	memcpy(&d2, digits2 + 2 * ae, 2);
+	uint32_t exp = 'e' | (uint32_t)('+' + 2 * (x.e < 0)) << 8 | (uint32_t)d2 << 16;
+	memcpy(t + s.n, &exp, 4);  /* past the end in fixed notation */
+	return (size_t)(neg + s.n + 4 * s.sci);
+}
+
+/* The length layout_f32() gives. */
+static inline size_t len_f32(bool neg, struct dec32 v)
+{
+	struct text32 x = text32(v);
+	if (small32(x))
+		return (size_t)(neg + 1 - x.e + x.nd);
+	struct shape32 s = shape32(x);
+	return (size_t)(neg + s.n + 4 * s.sci);
+}
+
+/* The rare float32s, out of line: mfs_fmt_f32() and mfs_len_f32() stay
+ * leaf functions, with no registers to save. */
+static __attribute__((noinline, cold)) size_t fmt_f32_rare(char *out, uint32_t b)
+{
+	bool neg = b >> 31;
+	uint32_t a = b & 0x7fffffffu;
+	if (a >= 0x7f800000u)
+		return fmt_special(out, neg, a > 0x7f800000u);
+	if (!a)
+		return fmt_zero(out, neg);
+	return layout_f32(out, neg, shortest_f32_rare(a));
+}
+
+static __attribute__((noinline, cold)) size_t len_f32_rare(uint32_t b)
+{
+	bool neg = b >> 31;
+	uint32_t a = b & 0x7fffffffu;
+	if (a >= 0x7f800000u || !a)
+		return (a ? 3u : 1u) + neg;
+	return len_f32(neg, shortest_f32_rare(a));
+}
+
+size_t mfs_fmt_f32(char *out, float v)
+{
+	uint32_t b;
+	memcpy(&b, &v, sizeof(b));
+	uint32_t a = b & 0x7fffffffu;
+	if (__builtin_expect(!common_f32(a), 0))
+		return fmt_f32_rare(out, b);
+	return layout_f32(out, b >> 31, shortest_f32(a));
+}
+
+size_t mfs_len_f32(uint32_t b)
+{
+	uint32_t a = b & 0x7fffffffu;
+	if (__builtin_expect(!common_f32(a), 0))
+		return len_f32_rare(b);
+	return len_f32(b >> 31, shortest_f32(a));
+}
+
+/* One loop, with nothing to call: the constants stay in registers and the
+ * processor overlaps consecutive values (1.5 ns a value less than calling
+ * mfs_fmt_f32 on weights). Blocks (the decimals of 16 values first, then
+ * their text) were no faster. */
+size_t mfs_fmt_f32_run(char *out, const void *src, size_t n, char sep)
+{
+	const unsigned char *p = src;
+	char *o = out;
+	for (size_t i = 0; i < n; i++, p += 4) {
+		uint32_t b;
+		memcpy(&b, p, sizeof(b));
+		uint32_t a = b & 0x7fffffffu;
+		if (__builtin_expect(common_f32(a), 1))
+			o += layout_f32(o, b >> 31, shortest_f32(a));
+		else
+			o += fmt_f32_rare(o, b);
+		*o++ = sep;
+	}
+	return (size_t)(o - out);
+}
+
 /* --- Formatting ----------------------------------------------------------- */
 
 size_t mfs_fmt_u64(char *out, uint64_t v)
@@ -207,21 +454,6 @@ size_t mfs_fmt_i64(char *out, int64_t v)
 	return 1 + mfs_fmt_u64(out + 1, 0 - (uint64_t)v);
 }
 
-size_t mfs_fmt_f32(char *out, float v)
-{
-	uint32_t b;
-	memcpy(&b, &v, sizeof(b));
-	bool neg = b >> 31;
-	if ((b & 0x7f800000u) == 0x7f800000u)
-		return fmt_special(out, neg, b & 0x007fffffu);
-	if (!(b & 0x7fffffffu))
-		return fmt_zero(out, neg);
-	b &= 0x7fffffffu;
-	memcpy(&v, &b, sizeof(v));
-	struct mfs_dec32 d = mfs_shim_shortest_f32(v);
-	return layout32(out, neg, d.sig, d.exp);
-}
-
 size_t mfs_fmt_f64(char *out, double v)
 {
 	uint64_t b;
@@ -247,20 +479,6 @@ static inline size_t layout_len(bool neg, uint64_t sig, int k)
 	else
 		len = (size_t)(nd + (nd > 1) + 2 + (e <= -100 || e >= 100 ? 3 : 2));
 	return len + neg;
-}
-
-size_t mfs_len_f32(uint32_t b)
-{
-	bool neg = b >> 31;
-	if ((b & 0x7f800000u) == 0x7f800000u)
-		return 3u + neg;
-	if (!(b & 0x7fffffffu))
-		return 1u + neg;
-	b &= 0x7fffffffu;
-	float v;
-	memcpy(&v, &b, sizeof(v));
-	struct mfs_dec32 d = mfs_shim_shortest_f32(v);
-	return layout_len(neg, d.sig, d.exp);
 }
 
 size_t mfs_len_f64(uint64_t b)

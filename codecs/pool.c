@@ -2,6 +2,7 @@
  * one per CPU, living as long as the process; and threads started for one
  * pass and joined at its end (mfs_fan_out). */
 #include <errno.h>
+#include <sched.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -39,10 +40,18 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+unsigned mfs_ncpu(void)
+{
+	cpu_set_t set;
+	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+		return (unsigned)CPU_COUNT(&set);
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 1 ? (unsigned)n : 1;
+}
+
 static void start(void)
 {
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-	unsigned want = n < 1 ? 1 : n > 16 ? 16 : (unsigned)n;
+	unsigned n = mfs_ncpu(), want = n > 16 ? 16 : n;
 	pthread_attr_t attr;
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);

@@ -8,7 +8,9 @@
 /* Run fn(arg) on a worker thread. Returns 0, or -errno if no worker could
  * take it (then the caller does the work itself). */
 int mfs_pool_submit(void (*fn)(void *arg), void *arg);
-/* Number of workers the pool runs (the machine's CPUs, at most 16). */
+/* CPUs this process may run on (its affinity: a cpuset, taskset), at least 1. */
+unsigned mfs_ncpu(void);
+/* Number of workers the pool runs (mfs_ncpu(), at most 16). */
 unsigned mfs_pool_size(void);
 /* Run fn on n threads, each with its own argument: args is an array of n
  * items of size bytes. Item 0 runs on the calling thread, after the others

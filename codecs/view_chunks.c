@@ -247,10 +247,9 @@ static int size_pass(struct mfs_model *m, struct mfs_chunked *c, struct mfs_err 
 		if (!p.lens)
 			return mfs_error(err, ENOMEM, "out of memory");
 		pthread_mutex_init(&p.lock, NULL);
-		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-		unsigned nthr = 1;
+		unsigned ncpu = mfs_ncpu(), nthr = 1;
 		if (work >= (measured ? 2 : 4) && ncpu > 1)
-			nthr = ncpu > 8 ? 8 : (unsigned)ncpu;
+			nthr = ncpu > 8 ? 8 : ncpu;
 		if (measured && nthr > work)
 			nthr = (unsigned)work;
 		struct measure_call calls[8];

@@ -278,8 +278,7 @@ static void *kpass_thread(void *arg)
 /* Run the pass on up to 8 threads, this one included. */
 static void run_threads(struct kpass *p)
 {
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	unsigned nthr = ncpu > 8 ? 8 : ncpu > 1 ? (unsigned)ncpu : 1;
+	unsigned ncpu = mfs_ncpu(), nthr = ncpu > 8 ? 8 : ncpu;
 	if (nthr > p->nwin)
 		nthr = (unsigned)p->nwin;
 	struct kcall calls[8];

@@ -53,6 +53,12 @@ size_t twalk(struct mfs_model *m);
  * must either fail to open with an error message or open and twalk cleanly.
  * Run under the sanitizers. Returns how many opened. */
 size_t tmutate(const char *rel, unsigned iterations);
+/* The same bits seen as another type (type punning through a union). */
+#define f32_of(b) (((union { uint32_t u; float f; }){.u = (b)}).f)
+#define bits32(v) (((union { uint32_t u; float f; }){.f = (v)}).u)
+#define f64_of(b) (((union { uint64_t u; double f; }){.u = (b)}).f)
+#define bits64(v) (((union { uint64_t u; double f; }){.f = (v)}).u)
+
 /* Pseudo-random numbers: a splitmix64 step on *state (fixed seeds, so a
  * failure reproduces). */
 uint64_t trand(uint64_t *state);

@@ -35,12 +35,6 @@ static size_t count(size_t full)
 	return tcount(full, 20, 4);
 }
 
-/* The same bits seen as another type (type punning through a union). */
-#define f32_of(b) (((union { uint32_t u; float f; }){.u = (b)}).f)
-#define bits32(v) (((union { uint32_t u; float f; }){.f = (v)}).u)
-#define f64_of(b) (((union { uint64_t u; double f; }){.u = (b)}).f)
-#define bits64(v) (((union { uint64_t u; double f; }){.f = (v)}).u)
-
 /* NUL-terminate formatted text of length n, checking the length bound. */
 static const char *fin(char *buf, size_t n)
 {
@@ -757,6 +751,11 @@ static void test_bench(void **state)
 	BENCH("mfs_fmt_f32 (weights)", 0, sink += mfs_fmt_f32(buf, fw[i]));
 	BENCH("mfs_len_f32 (weights)", 0, sink += mfs_len_f32(bits32(fw[i])));
 	BENCH("mfs_fmt_f32 (random bits)", 0, sink += mfs_fmt_f32(buf, fr[i]));
+	for (int k = 0; k < 2; k++) {
+		const float *f = k ? fr : fw;
+		BENCH(k ? "mfs_fmt_f32_run (random)" : "mfs_fmt_f32_run (weights)", 0,
+		      if (i % 64 == 0) sink += mfs_fmt_f32_run(text, f + i, 64, ' '));
+	}
 	BENCH("snprintf %.9g (weights)", 0,
 	      sink += (size_t)snprintf(buf, sizeof(buf), "%.9g", (double)fw[i]));
 	BENCH("mfs_fmt_f64 (random bits)", 0, sink += mfs_fmt_f64(buf, d[i]));

@@ -14,6 +14,7 @@
 
 #include "bytes.h"
 #include "helpers.h"
+#include "numtext.h"
 #include "view_impl.h"
 
 struct shape {
@@ -122,6 +123,28 @@ static char *read_all(struct mfs_model *m, mfs_id v, size_t *len)
 	return all;
 }
 
+/* The text against each element formatted alone (mfs_fmt_elem) in logical
+ * order, with LAYOUT.md's separators (mfs_values_sep). */
+static void check_text(struct mfs_model *m, const char *text, size_t len)
+{
+	const struct mfs_tensor *t = &m->tensors[0];
+	uint8_t *el = malloc(t->nelem * t->esize + 1);
+	char *ref = malloc(t->nelem * (MFS_NUM_MAX + 2) + 1), *o = ref;
+	assert_true(el && ref);
+	struct mfs_err err = {0};
+	assert_int_equal(mfs_tensor_gather(m, t, 0, t->nelem, el, &err), 0);
+	for (uint64_t i = 0; i < t->nelem; i++) {
+		o += mfs_fmt_elem(o, (enum mfs_dtype)t->dtype, el + i * t->esize);
+		const char *sep = mfs_values_sep(t->dims, t->ndim, i, t->nelem);
+		memcpy(o, sep, strlen(sep));
+		o += strlen(sep);
+	}
+	assert_int_equal(len, (size_t)(o - ref));
+	assert_memory_equal(text, ref, len);
+	free(el);
+	free(ref);
+}
+
 static void test_measured_size(void **state)
 {
 	(void)state;
@@ -147,6 +170,7 @@ static void test_measured_size(void **state)
 		assert_int_equal(mfs_model_open_mem(&b, buf, size, "b", NULL, 0, &shape_codec, &err), 0);
 		size_t len;
 		char *text = read_all(a, tnode(a, "t/values.txt"), &len);
+		check_text(a, text, len);
 		mfs_id v = tnode(b, "t/values.txt");
 		uint64_t measured;
 		assert_int_equal(mfs_view_size(b, v, &measured, &err), 0);
