@@ -74,6 +74,7 @@ struct inode {
 	int fd;                   /* I_SDIR: O_PATH descriptor */
 	struct fsmodel *fm;       /* I_MODEL: its model; I_V*, I_SCRATCH: the model they are in */
 	uint64_t open_gen;        /* I_VNODE: generation of its last open (page cache) */
+	uint64_t read_gen;        /* I_VNODE: generation whose cached view was read to its end (warm.c) */
 	struct pending *pend;     /* I_VNODE: writes not yet committed */
 	struct scratch *scr;      /* I_SCRATCH */
 	bool watched;             /* I_SDIR: inotify watch added */

@@ -20,6 +20,7 @@
 #include "fs.h"
 #include "ops.h"
 #include "view.h"
+#include "warm.h"
 
 struct fsstate fs;
 
@@ -426,6 +427,7 @@ out_signals:
 	fuse_remove_signal_handlers(fs.se);
 out_session:
 	fuse_session_destroy(fs.se);
+	warm_stop();
 out:
 	return ret ? 1 : 0;
 }

@@ -17,6 +17,7 @@
 #include "handle.h"
 #include "pending.h"
 #include "scratch.h"
+#include "warm.h"
 
 static struct fh *fh_new(void)
 {
@@ -99,8 +100,13 @@ static int open_view(struct inode *i, struct fuse_file_info *fi, struct fh *h)
 	 * size a writer made the kernel believe. Raw views (data, data.npy)
 	 * keep the cache: re-reads and mmap. */
 	uint8_t v = r->m->nodes[id].view;
-	if (v != MFS_V_DATA && v != MFS_V_NPY && v != MFS_V_RAW)
+	if (v != MFS_V_DATA && v != MFS_V_NPY && v != MFS_V_RAW) {
 		fi->direct_io = 1;
+		return 0;
+	}
+	uint64_t size;
+	if (fi->keep_cache && mfs_view_size_cheap(r->m, id) && mfs_view_size(r->m, id, &size, &err) == 0)
+		h->warm = size;  /* file_open() decides, once h has its number */
 	return 0;
 }
 
@@ -144,11 +150,19 @@ int file_open(struct inode *i, struct fuse_file_info *fi)
 		fh_destroy(h);
 		return r;
 	}
+	/* A file opened for reading has nothing to flush: no FLUSH round trip
+	 * at each close (and none for warm.c's own reads of the mount, which
+	 * would wait on this process from inside close(2)). */
+	if ((fi->flags & O_ACCMODE) == O_RDONLY)
+		fi->noflush = 1;
+	uint64_t warm = h->warm;
 	fi->fh = handle_add(h);
 	if (!fi->fh) {
 		fh_destroy(h);
 		return -ENOMEM;
 	}
+	if (warm)
+		warm_on_open(i, h->ref->gen, warm, fi->fh);
 	return 0;
 }
 
@@ -284,6 +298,15 @@ static void read_view(fuse_req_t req, struct inode *i, struct fh *h, size_t size
 		fuse_reply_data(req, bv, FUSE_BUF_SPLICE_MOVE);
 		pthread_rwlock_unlock(&fm->rw);
 		free(bv);
+		/* read to its end: a second open may warm it (warm.h) */
+		uint64_t vsize;
+		struct mfs_err e = {0};
+		if (mfs_view_size(h->ref->m, h->node, &vsize, &e) == 0 &&
+		    (uint64_t)off + seg.mem_len + seg.src_len >= vsize) {
+			pthread_mutex_lock(&i->lock);
+			warm_read_through(i, h->ref->gen);
+			pthread_mutex_unlock(&i->lock);
+		}
 		return;
 	}
 	if (mfs_view_send_kept(h->ref->m, h->node, (uint64_t)off, size, send_iov, req)) {

@@ -3,7 +3,8 @@ and reports ENOSPC; several processes read and write the same and different
 tensors while the source is replaced from outside (readers see old or new
 values, never a mix; commits serialize; nothing deadlocks); nothing outside
 SOURCE is reachable through the daemon; memory caps hold; text kept from a
-size pass reads the same as text rendered at each read."""
+size pass reads the same as text rendered at each read; a large view read
+again is warmed by the daemon, and only then."""
 import errno
 import os
 import random
@@ -232,6 +233,43 @@ def test_text_cache():
     eq(bad.returncode, 2, bad.stderr)
 
 
+def rchar(pid):
+    """Bytes the process read through read-like calls (sendfile included)."""
+    with open("/proc/%d/io" % pid) as f:
+        return int(next(line for line in f if line.startswith("rchar:")).split()[1])
+
+
+def test_second_read_warm():
+    """A raw view larger than 64 MiB, read to its end and opened again, is
+    spliced through once more by the daemon (fs/warm.h): the second read
+    gives the same bytes and the daemon reads the view's size once more; a
+    view read once, or a mount with one thread (-s), is left alone."""
+    vals = np.arange((80 << 20) // 4, dtype=np.float32)
+    for opts, warms in (([], True), (["-s"], False)):
+        with Mount(opts=opts) as m:
+            with open(m.s("w.model"), "wb") as f:
+                f.write(floats_model(vals))
+            p = m.m("w.model", "params", "w", "value", "data")
+            size = os.stat(p).st_size
+            with open(p, "rb") as f:
+                first = f.read()
+            check(first == vals.tobytes(), "first read of data (%s)" % opts)
+            r0 = rchar(m.proc.pid)
+            time.sleep(0.3)
+            check(rchar(m.proc.pid) - r0 < size, "a view read once is not warmed (%s)" % opts)
+            with open(p, "rb") as f:
+                check(f.read() == first, "second read of data (%s)" % opts)
+                # the pass lasts while the reader's file is open
+                deadline = time.time() + (60 if os.environ.get("MFS_VALGRIND") == "1" else 10)
+                while warms and rchar(m.proc.pid) - r0 < size and time.time() < deadline:
+                    time.sleep(0.05)
+            grew = rchar(m.proc.pid) - r0
+            if warms:
+                check(grew >= size, "the daemon read %d bytes warming a %d-byte view" % (grew, size))
+            else:
+                check(grew < size, "no warming with -s (%d bytes read)" % grew)
+
+
 if __name__ == "__main__":
     run([test_disk_full, test_concurrency, test_nothing_outside_source, test_memory_caps,
-         test_text_cache])
+         test_text_cache, test_second_read_warm])
