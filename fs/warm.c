@@ -7,7 +7,10 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <sys/sendfile.h>
+#include <sys/wait.h>
+#include <syslog.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -42,14 +45,22 @@ void warm_read_through(struct inode *i, uint64_t gen)
 	i->read_gen = gen;
 }
 
-static void *warm_thread(void *arg)
+/* The pass, in a child process holding none of the daemon's descriptors
+ * (no /dev/fuse among them): a process blocked on a request of its own
+ * mount could never exit if the daemon died meanwhile (the request waits
+ * for the daemon, the daemon's descriptor for the process), while a child
+ * sees the connection end and exits. Between fork and _exit only system
+ * calls (async-signal-safe). */
+static void pass(const char *path)
 {
-	struct warm *w = arg;
-	int fd = open(w->path, O_RDONLY | O_CLOEXEC);
+	if (close_range(3, ~0u, 0) < 0)
+		for (int fd = 3; fd < 1024; fd++)
+			close(fd);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	if (fd >= 0 && null >= 0) {
 		off_t off = 0;
-		while (!atomic_load(&stopped) && still_open(w->fh)) {
+		for (;;) {
 			ssize_t n = sendfile(null, fd, &off, WARM_STEP);
 			if (n < 0 && errno == EINTR)
 				continue;
@@ -57,10 +68,32 @@ static void *warm_thread(void *arg)
 				break;  /* the end, or the view changed or went away */
 		}
 	}
-	if (fd >= 0)
-		close(fd);
-	if (null >= 0)
-		close(null);
+	_exit(0);
+}
+
+/* Runs a pass and watches it: it is killed when the reader's file is
+ * released (its open file would make an unmount fail) or warming stops. */
+static void *warm_thread(void *arg)
+{
+	struct warm *w = arg;
+	pid_t pid = fork();
+	if (pid == 0)
+		pass(w->path);
+	log_msg(LOG_DEBUG, "warming %s for its second read (process %d)", w->path, (int)pid);
+	if (pid > 0) {
+		int status;
+		struct timespec tick = {0, 2000000};
+		while (waitpid(pid, &status, WNOHANG) == 0) {
+			if (atomic_load(&stopped) || !still_open(w->fh)) {
+				kill(pid, SIGKILL);
+				while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+					;
+				break;
+			}
+			nanosleep(&tick, NULL);
+		}
+	}
+	log_msg(LOG_DEBUG, "warming %s ended", w->path);
 	free(w->path);
 	pthread_mutex_lock(&lock);
 	running[w->slot] = 0;

@@ -5,9 +5,10 @@
  * large folios, one move for hundreds of pages), so a second reader of a
  * 1 GiB view spent a third of its time on those moves (4.5 GB/s, then 6.5
  * from the third read on, like cat of a plain file). When a large view that
- * was read to its end is opened again, a thread of ours splices it through
- * the mount to /dev/null, which uses each page once more without copying
- * it: the pages move ahead of the reader, as its own pass would move them.
+ * was read to its end is opened again, a child process of ours splices it
+ * through the mount to /dev/null, which uses each page once more without
+ * copying it: the pages move ahead of the reader, as its own pass would
+ * move them.
  * A view read once is left alone (the kernel keeps use-once pages off the
  * active list on purpose). */
 #ifndef MFS_WARM_H

@@ -190,8 +190,14 @@ def requests_per_directory():
         c = requests(m.log, start)
         if evicted(c):
             return False
-        eq(c.get("READDIRPLUS", 0) + c.get("READDIR", 0), 0, "listings again: %r" % c)
         check(c.get("GETATTR", 0) <= dirs + 2, "attributes again: %r" % c)
+        if c.get("READDIRPLUS", 0) + c.get("READDIR", 0):
+            # the kernel may reclaim cached listings' pages (they are page
+            # cache, and other tests fill memory with theirs): seen once in
+            # 905 directories under a full CI run; a daemon that had the
+            # kernel not cache listings fails every try
+            print("  listings again: %r" % c)
+            return False
     m = Mount([], opts=["-d"])
     with open(m.s("m.model"), "wb") as f:
         f.write(primitiv_model(n))
@@ -213,8 +219,8 @@ def test_requests_per_directory():
     for _ in range(5):
         if requests_per_directory():
             return
-        print("  (inodes evicted meanwhile by another test's drop_caches: again)")
-    raise AssertionError("inodes evicted in each of 5 tries")
+        print("  (inodes or cached listings evicted meanwhile: again)")
+    raise AssertionError("inodes or listings evicted, or listings not cached, in each of 5 tries")
 
 
 def test_directory_of_models():
