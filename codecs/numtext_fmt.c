@@ -41,17 +41,27 @@ __extension__ typedef unsigned __int128 u128;
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 	       "swar8() and layout() store digits as little-endian words");
 
+/* The 8 digits of v < 10^8, one a byte (0 to 9), the first in the highest
+ * byte: split in halves, pairs, digits, all lanes at once (SWAR), each
+ * quotient added in place of its remainder's high part (x += q (2^32 -
+ * 10^4): one multiply a step). No loop, no table, no store: the digits stay
+ * in registers. | ASCII8 makes them text. */
+#define ASCII8 0x3030303030303030ull  /* '0' in each byte */
+static inline uint64_t swar8_be(uint32_t v)
+{
+	uint64_t x = v, q = (x * 109951163) >> 40;  /* v / 10^4, v < 10^8 */
+	x += q * ((1ull << 32) - 10000);
+	q = ((x * 10486) >> 20) & 0x0000007f0000007full;  /* /100 */
+	x += q * ((1u << 16) - 100);
+	q = ((x * 103) >> 10) & 0x000f000f000f000full;  /* /10 */
+	return x + q * ((1u << 8) - 10);
+}
+
 /* The 8 digits of v < 10^8 as ASCII in one word, the first digit in the
- * lowest byte: split in halves, pairs, digits, all lanes at once (SWAR).
- * No loop, no table, no store: the digits stay in registers. */
+ * lowest byte. */
 static inline uint64_t swar8(uint32_t v)
 {
-	uint64_t x = (v / 10000) | ((uint64_t)(v % 10000) << 32);
-	uint64_t y = ((x * 10486) >> 20) & 0x0000007f0000007full;  /* /100 */
-	x = y | ((x - y * 100) << 16);
-	y = ((x * 103) >> 10) & 0x000f000f000f000full;  /* /10 */
-	x = y | ((x - y * 10) << 8);
-	return x | 0x3030303030303030ull;
+	return __builtin_bswap64(swar8_be(v)) | ASCII8;
 }
 
 /* The digits after the first, r, first in the lowest byte: one 64-bit word
@@ -263,21 +273,6 @@ static struct dec32 shortest_f32_rare(uint32_t a)
 static inline bool common_f32(uint32_t a)
 {
 	return a - 0x00800000u < 0x7f000000u && (a & 0x7fffffu);
-}
-
-/* The 8 digits of v < 10^8, one a byte (0 to 9), the first in the highest
- * byte: as swar8(), with each quotient added in place of its remainder's
- * high part (x += q (2^32 - 10^4): one multiply less a step, 19 instructions
- * with the byte swap instead of 29). | ASCII8 makes them text. */
-#define ASCII8 0x3030303030303030ull  /* '0' in each byte */
-static inline uint64_t swar8_be(uint32_t v)
-{
-	uint64_t x = v, q = (x * 109951163) >> 40;  /* v / 10^4, v < 10^8 */
-	x += q * ((1ull << 32) - 10000);
-	q = ((x * 10486) >> 20) & 0x0000007f0000007full;  /* /100 */
-	x += q * ((1u << 16) - 100);
-	q = ((x * 103) >> 10) & 0x000f000f000f000full;  /* /10 */
-	return x + q * ((1u << 8) - 10);
 }
 
 /* The digits of d * 10^x as text (first lowest), how many are significant

@@ -32,14 +32,34 @@ const char *mfs_values_sep(const uint64_t *dims, uint32_t ndim, uint64_t i, uint
 	return ((i + 1) / cols) % rows ? "\n" : "\n\n";
 }
 
-/* render_elems() for float32: a row's piece at a time, which
- * mfs_fmt_f32_run formats in one loop. */
-static size_t render_f32(const struct mfs_tensor *t, const uint8_t *el, uint64_t first,
+/* n elements from p, each followed by sep. */
+static size_t render_run(const struct mfs_tensor *t, const uint8_t *p, size_t n, char sep, char *o)
+{
+	if (t->dtype == MFS_DT_F32)
+		return mfs_fmt_f32_run(o, p, n, sep);
+	char *start = o;
+	for (size_t i = 0; i < n; i++, p += t->esize) {
+		if (t->dtype == MFS_DT_F64) {
+			double v;
+			memcpy(&v, p, 8);
+			o += mfs_fmt_f64(o, v);
+		} else {
+			o += mfs_fmt_elem(o, (enum mfs_dtype)t->dtype, p);
+		}
+		*o++ = sep;
+	}
+	return (size_t)(o - start);
+}
+
+/* Elements [first, first + count) with their separators (mfs_values_sep),
+ * a row's piece at a time: spaces within a row, a newline at its end, an
+ * empty line after each block of shape[-2] rows. */
+static size_t render_elems(const struct mfs_tensor *t, const uint8_t *el, uint64_t first,
 			 uint64_t count, char *o)
 {
 	uint32_t nd = t->ndim;
 	if (nd < 2)
-		return mfs_fmt_f32_run(o, el, (size_t)count, '\n');
+		return render_run(t, el, (size_t)count, '\n', o);
 	char *start = o;
 	uint64_t cols = t->dims[nd - 1];
 	uint64_t rows = nd >= 3 ? t->dims[nd - 2] : 0;
@@ -47,7 +67,7 @@ static size_t render_f32(const struct mfs_tensor *t, const uint8_t *el, uint64_t
 	uint64_t row = nd >= 3 ? (first / cols) % rows : 0;
 	for (uint64_t i = 0; i < count;) {
 		uint64_t k = cols - col < count - i ? cols - col : count - i;
-		o += mfs_fmt_f32_run(o, el + i * 4, (size_t)k, ' ');
+		o += render_run(t, el + i * t->esize, (size_t)k, ' ', o);
 		i += k;
 		col += k;
 		if (col < cols)
@@ -57,46 +77,6 @@ static size_t render_f32(const struct mfs_tensor *t, const uint8_t *el, uint64_t
 		if (nd >= 3 && ++row == rows) {
 			row = 0;
 			if (first + i < t->nelem)
-				*o++ = '\n';
-		}
-	}
-	return (size_t)(o - start);
-}
-
-/* Separator kinds for a run of elements: position in the row decides. */
-static size_t render_elems(const struct mfs_tensor *t, const uint8_t *el, uint64_t first,
-			 uint64_t count, char *o)
-{
-	if (t->dtype == MFS_DT_F32)
-		return render_f32(t, el, first, count, o);
-	char *start = o;
-	unsigned es = t->esize;
-	uint32_t nd = t->ndim;
-	uint64_t cols = nd >= 2 ? t->dims[nd - 1] : 1;
-	uint64_t rows = nd >= 3 ? t->dims[nd - 2] : 0;
-	uint64_t col = (first) % cols;
-	uint64_t row = nd >= 3 ? (first / cols) % rows : 0;
-	for (uint64_t i = 0; i < count; i++) {
-		const uint8_t *p = el + i * es;
-		switch (t->dtype) {
-		case MFS_DT_F64: {
-			double v;
-			memcpy(&v, p, 8);
-			o += mfs_fmt_f64(o, v);
-			break;
-		}
-		default:
-			o += mfs_fmt_elem(o, (enum mfs_dtype)t->dtype, p);
-		}
-		if (++col < cols) {
-			*o++ = ' ';
-			continue;
-		}
-		col = 0;
-		*o++ = '\n';
-		if (nd >= 3 && ++row == rows) {
-			row = 0;
-			if (first + i + 1 < t->nelem)
 				*o++ = '\n';
 		}
 	}

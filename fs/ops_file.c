@@ -104,9 +104,8 @@ static int open_view(struct inode *i, struct fuse_file_info *fi, struct fh *h)
 		fi->direct_io = 1;
 		return 0;
 	}
-	uint64_t size;
-	if (fi->keep_cache && mfs_view_size_cheap(r->m, id) && mfs_view_size(r->m, id, &size, &err) == 0)
-		h->warm = size;  /* file_open() decides, once h has its number */
+	if (mfs_view_size_cheap(r->m, id) && mfs_view_size(r->m, id, &h->size, &err) < 0)
+		h->size = 0;
 	return 0;
 }
 
@@ -155,14 +154,14 @@ int file_open(struct inode *i, struct fuse_file_info *fi)
 	 * would wait on this process from inside close(2)). */
 	if ((fi->flags & O_ACCMODE) == O_RDONLY)
 		fi->noflush = 1;
-	uint64_t warm = h->warm;
+	uint64_t size = h->size, gen = h->ref ? h->ref->gen : 0;
 	fi->fh = handle_add(h);
 	if (!fi->fh) {
 		fh_destroy(h);
 		return -ENOMEM;
 	}
-	if (warm)
-		warm_on_open(i, h->ref->gen, warm, fi->fh);
+	if (size && fi->keep_cache)
+		warm_on_open(i, gen, size, fi->fh);
 	return 0;
 }
 
@@ -299,12 +298,9 @@ static void read_view(fuse_req_t req, struct inode *i, struct fh *h, size_t size
 		pthread_rwlock_unlock(&fm->rw);
 		free(bv);
 		/* read to its end: a second open may warm it (warm.h) */
-		uint64_t vsize;
-		struct mfs_err e = {0};
-		if (mfs_view_size(h->ref->m, h->node, &vsize, &e) == 0 &&
-		    (uint64_t)off + seg.mem_len + seg.src_len >= vsize) {
+		if (h->size && (uint64_t)off + seg.mem_len + seg.src_len >= h->size) {
 			pthread_mutex_lock(&i->lock);
-			warm_read_through(i, h->ref->gen);
+			i->read_gen = h->ref->gen;
 			pthread_mutex_unlock(&i->lock);
 		}
 		return;

@@ -36,7 +36,7 @@ struct fh {
 	int fd;                   /* I_SFILE: the source file */
 	char *snap;               /* I_ERRORS: content when opened */
 	size_t snap_len;
-	uint64_t warm;            /* views: the size, when a second read may be warmed (warm.h) */
+	uint64_t size;            /* raw views: their size (0: not known); reads to it mark the view read through (warm.h) */
 };
 
 /* Writes over the current content of view inode vi: the buffer vi->pend

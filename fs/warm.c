@@ -22,7 +22,6 @@
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t ended = PTHREAD_COND_INITIALIZER;
 static fuse_ino_t running[WARM_MAX];  /* inodes being warmed; 0: a free slot (lock) */
-static int nrunning;                  /* (lock) */
 static atomic_bool stopped;
 
 struct warm {
@@ -38,11 +37,6 @@ static bool still_open(uint64_t fh)
 	if (h)
 		handle_put(h);
 	return h != NULL;
-}
-
-void warm_read_through(struct inode *i, uint64_t gen)
-{
-	i->read_gen = gen;
 }
 
 /* The pass, in a child process holding none of the daemon's descriptors
@@ -97,7 +91,6 @@ static void *warm_thread(void *arg)
 	free(w->path);
 	pthread_mutex_lock(&lock);
 	running[w->slot] = 0;
-	nrunning--;
 	pthread_cond_broadcast(&ended);
 	pthread_mutex_unlock(&lock);
 	free(w);
@@ -138,7 +131,6 @@ void warm_on_open(struct inode *i, uint64_t gen, uint64_t size, uint64_t fh)
 		return;
 	}
 	running[w->slot] = i->ino;
-	nrunning++;
 	pthread_mutex_unlock(&lock);
 	pthread_attr_t attr;
 	pthread_t t;
@@ -147,12 +139,20 @@ void warm_on_open(struct inode *i, uint64_t gen, uint64_t size, uint64_t fh)
 	if (pthread_create(&t, &attr, warm_thread, w) != 0) {
 		pthread_mutex_lock(&lock);
 		running[w->slot] = 0;
-		nrunning--;
 		pthread_mutex_unlock(&lock);
 		free(w->path);
 		free(w);
 	}
 	pthread_attr_destroy(&attr);
+}
+
+/* Passes running. Caller holds lock. */
+static int nrunning(void)
+{
+	int n = 0;
+	for (int k = 0; k < WARM_MAX; k++)
+		n += running[k] != 0;
+	return n;
 }
 
 void warm_stop(void)
@@ -162,7 +162,7 @@ void warm_stop(void)
 	clock_gettime(CLOCK_REALTIME, &until);
 	until.tv_sec += 1;
 	pthread_mutex_lock(&lock);
-	while (nrunning > 0)
+	while (nrunning() > 0)
 		if (pthread_cond_timedwait(&ended, &lock, &until) == ETIMEDOUT)
 			break;
 	pthread_mutex_unlock(&lock);

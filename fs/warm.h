@@ -21,12 +21,10 @@
 /* Views smaller than this are not worth a thread. */
 #define WARM_MIN_BYTES (64u << 20)
 
-/* A read of i (a cached view of size bytes, opened in generation gen) that
- * reached its end. Caller holds i->lock. */
-void warm_read_through(struct inode *i, uint64_t gen);
 /* i was opened again for reading (open file number fh), in generation
  * gen, its page cache kept: warm it if it was read through in that
- * generation and is large. The pass stops when that file is released (its
+ * generation (i->read_gen, set under i->lock by the read that reached its
+ * end) and is large. The pass stops when that file is released (its
  * own open of the mount would make an unmount right after fail). */
 void warm_on_open(struct inode *i, uint64_t gen, uint64_t size, uint64_t fh);
 /* No warming from now on; wait (a second at most) for what runs, once the
