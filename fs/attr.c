@@ -178,20 +178,6 @@ int attr_of(struct inode *i, struct stat *st, double *timeout)
 	return ret;
 }
 
-bool attr_cheap(struct inode *i)
-{
-	if (i->kind != I_VNODE)
-		return true;  /* only file views can be costly */
-	struct mfs_err err = {0};
-	struct mref *r = fsmodel_current(i->fm, &err);
-	if (!r)
-		return true;
-	mfs_id id = vnode_resolve(i, r);
-	bool cheap = id == MFS_NONE || mfs_view_size_cheap(r->m, id);
-	mref_put(r);
-	return cheap;
-}
-
 int entry_node(struct inode *i, struct mref *r, mfs_id id, const struct stat *src,
 	       struct fuse_entry_param *e)
 {

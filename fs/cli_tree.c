@@ -1,6 +1,6 @@
 /* The quick look without a mount: `modelfs tree` (the tree with shapes
  * and dtypes in aligned columns) and `modelfs stats` (summary statistics
- * of a tensor, computed by codecs/stats.c). No libfuse here. */
+ * of a tensor, computed by codecs/core/stats.c). No libfuse here. */
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>

@@ -51,7 +51,7 @@ enum ikind {
 struct mref;            /* a counted reference to a parsed model (model.c) */
 struct fsmodel;         /* a source file shown as a model (model.c) */
 struct scratch;         /* scratch.c */
-struct pending;         /* pending writes of a view (write.c) */
+struct pending;         /* pending writes of a view (pending.c) */
 struct listing;         /* a directory listing (ops_dir.c) */
 
 struct inode {

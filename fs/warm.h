@@ -18,7 +18,7 @@
 
 #include "fs.h"
 
-/* Views smaller than this are not worth a thread. */
+/* Views smaller than this are not worth a warming pass. */
 #define WARM_MIN_BYTES (64u << 20)
 
 /* i was opened again for reading (open file number fh), in generation

@@ -1,9 +1,9 @@
 #!/usr/bin/python3
-"""Writes codecs/numtext_f32_scales.h: for each float32 exponent, the power of
+"""Writes codecs/core/numtext_f32_scales.h: for each float32 exponent, the power of
 ten that numtext_fmt.c's shortest-digit search (shortest_f32) scales values
 by. Exact integer arithmetic throughout.
 
-usage: scripts/gen/f32_scales.py > codecs/numtext_f32_scales.h
+usage: scripts/gen/f32_scales.py > codecs/core/numtext_f32_scales.h
 
 A normal float32 is c * 2^q with c in [2^23, 2^24) and q = E - 150 for its
 biased exponent E in 1..254. Its rounding interval is W = 2^q wide (3/4 of

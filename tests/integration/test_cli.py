@@ -568,7 +568,7 @@ def test_set():
 
 
 def hash64(data, seed):
-    """codecs/bytes.h mfs_hash64 (FNV-1a with a final mix)."""
+    """codecs/core/bytes.h mfs_hash64 (FNV-1a with a final mix)."""
     m = (1 << 64) - 1
     h = 0xcbf29ce484222325 ^ seed
     for b in data:
@@ -582,7 +582,7 @@ def hash64(data, seed):
 
 def journal(path, spans):
     """The rollback journal an in-place commit of path leaves when it is cut
-    short (codecs/commit.c): spans = [(offset, old bytes)]."""
+    short (codecs/core/commit.c): spans = [(offset, old bytes)]."""
     import struct
     st = os.stat(path)
     name = os.path.basename(path).encode()

@@ -1,4 +1,4 @@
-/* Unit tests of codecs/stats.c: the accumulator on every kind of dtype
+/* Unit tests of codecs/core/stats.c: the accumulator on every kind of dtype
  * (NaN, infinities, exact integer bounds, bool, float16, complex
  * magnitude), numerical stability, blocks added in any split, implicit
  * zeros, and mfs_tensor_stats over real test files (dense, CSR, a frame

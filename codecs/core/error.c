@@ -107,17 +107,6 @@ const char *mfs_shape_text(char *out, uint32_t ndim, const uint64_t *dims)
 	return out;
 }
 
-uint64_t mfs_line_of(const char *text, size_t at)
-{
-	uint64_t line = 1;
-	const char *p = text, *end = text + at;
-	while (p < end && (p = memchr(p, '\n', (size_t)(end - p))) != NULL) {
-		line++;
-		p++;
-	}
-	return line;
-}
-
 /* What dt holds, for a message. */
 static const char *dtype_range(enum mfs_dtype dt, char out[80])
 {

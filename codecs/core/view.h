@@ -1,7 +1,7 @@
 /* Views: the content of every file node, computed on demand from the model.
  *
  * Reading decodes only what is asked for: a text view of a large tensor is
- * rendered chunk by chunk (64 Ki elements), with per-chunk text offsets kept
+ * rendered chunk by chunk (4096 elements), with per-chunk text offsets kept
  * after the first full pass, which is what an exact st_size costs. Raw views
  * of little-endian dense tensors are plain source ranges (mfs_view_segments),
  * which the FUSE layer splices without copying.

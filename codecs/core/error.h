@@ -39,8 +39,6 @@ const char *mfs_quote(char *out, const void *s, size_t n);
  * out[MFS_SHAPE_TEXT]; returns out. */
 #define MFS_SHAPE_TEXT 96
 const char *mfs_shape_text(char *out, uint32_t ndim, const uint64_t *dims);
-/* The line (from 1) that byte at of text is on. */
-uint64_t mfs_line_of(const char *text, size_t at);
 /* A token that mfs_parse_elem refused (r: -EINVAL or -ERANGE), and where it
  * was ("value 3, line 1"): '"abc" is not a number (value 3, line 1)' or
  * '"300" is out of range for uint8, which holds 0 to 255 (value 3, line 1)'.

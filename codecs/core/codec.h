@@ -1,5 +1,5 @@
 /* The codec interface: one table per format (libarchive's bidding formats,
- * squashfuse's decompressor table). registry.c is the only list of codecs.
+ * squashfuse's decompressor table). registry.def is the only list of codecs.
  *
  * Flow: the core reads the first bytes of a file and asks every codec to bid;
  * the highest bid wins. open() then indexes the structure only (where each
