@@ -283,68 +283,77 @@ static const struct fuse_lowlevel_ops ops = {
 	.removexattr = op_removexattr,
 };
 
-/* Parses the command line, mounts and serves until unmounted; the exit
- * status (0, 1 for a failure, 2 for a usage error). */
-static int mount_main(struct fuse_args *a, struct fuse_cmdline_opts *co)
+/* Parses the options into fs.o: 0 to go on, else the exit status plus one
+ * (1 for --help/--version, 2 for a failure, 3 for a usage error). */
+static int parse_options(struct fuse_args *a, struct fuse_cmdline_opts *co)
 {
 	fs.o.timeout = 86400.0;
 	fs.o.max_buffer = 1ull << 30;
 	fs.o.max_scratch = 256ull << 20;
-	fs.inotify_fd = -1;
 	if (fuse_opt_parse(a, &cli, cli_opts, cli_proc) < 0 ||
 	    fuse_opt_parse(a, &fs.o, fs_opts, NULL) < 0)
-		return 2;
+		return 3;
 	if (cli.help) {
 		fputs(usage, stdout);
 		putchar('\n');
 		cli_usage(stdout);
-		return 0;
+		return 1;
 	}
 	if (cli.version) {
 		printf("modelfs %s (libfuse %s)\n", MODELFS_VERSION, fuse_pkgversion());
-		return 0;
+		return 1;
 	}
 	if ((cli.max_buffer && parse_size(cli.max_buffer, &fs.o.max_buffer) < 0) ||
 	    (cli.max_scratch && parse_size(cli.max_scratch, &fs.o.max_scratch) < 0)) {
 		fprintf(stderr, "modelfs: bad size in -o max_buffer/max_scratch\n");
-		return 2;
+		return 3;
 	}
 	if (cli.text_cache) {
 		uint64_t tc;
 		if (parse_size(cli.text_cache, &tc) < 0) {
 			fprintf(stderr, "modelfs: bad size in -o text_cache\n");
-			return 2;
+			return 3;
 		}
 		mfs_text_cache_set(tc);
 	}
 	if (fuse_parse_cmdline(a, co) != 0)
-		return 2;
+		return 3;
 	if (!cli.source || !co->mountpoint) {
 		fputs(usage, stderr);
-		return 2;
+		return 3;
 	}
 	fs.o.foreground = co->foreground;
 	fs.o.debug = co->debug;
 	fs.o.singlethread = co->singlethread;
 	fs.o.mountpoint = co->mountpoint;
+	return 0;
+}
+
+/* Opens SOURCE; -1 (with a message on stderr) when it cannot. */
+static int open_source(void)
+{
 	fs.o.source = realpath(cli.source, NULL);
 	if (!fs.o.source) {
 		fprintf(stderr, "modelfs: %s: %s\n", cli.source, strerror(errno));
-		return 1;
+		return -1;
 	}
 	fs.root_fd = open(fs.o.source, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (fs.root_fd < 0) {
 		fprintf(stderr, "modelfs: %s: %s\n", fs.o.source, strerror(errno));
-		return 1;
+		return -1;
 	}
-	fs.uid = getuid();
-	fs.gid = getgid();
-	raise_fd_limit();
-	log_init();
-	inode_table_init();
+	return 0;
+}
+
+/* The root inode, in the inode table; -1 when out of memory. */
+static int make_root(void)
+{
 	fs.root = calloc(1, sizeof(*fs.root));
+	if (!fs.root || !(fs.root->name = strdup(""))) {
+		fprintf(stderr, "modelfs: out of memory\n");
+		return -1;
+	}
 	fs.root->ino = FUSE_ROOT_ID;
-	fs.root->name = strdup("");
 	fs.root->kind = I_SDIR;
 	fs.root->fd = -1;
 	fs.root->refs = 1;
@@ -353,12 +362,16 @@ static int mount_main(struct fuse_args *a, struct fuse_cmdline_opts *co)
 	pthread_mutex_init(&fs.root->lock, NULL);
 	pthread_mutex_init(&fs.root->rlock, NULL);
 	inode_insert_root(fs.root);
+	return 0;
+}
 
-	/* Names of the mount: SOURCE's full path as its source in mount tables
-	 * (so that umount SOURCE, df, and mount -a, which compares sources, work
-	 * as for other file systems), fuse.modelfs as its type, unless the user
-	 * named them; other users only with the kernel checking permissions
-	 * (and we always ask it to). */
+/* Names of the mount: SOURCE's full path as its source in mount tables
+ * (so that umount SOURCE, df, and mount -a, which compares sources, work
+ * as for other file systems), fuse.modelfs as its type, unless the user
+ * named them; other users only with the kernel checking permissions
+ * (and we always ask it to). 0, or -1 when out of memory. */
+static int add_mount_names(struct fuse_args *a)
+{
 	char fsname[PATH_MAX + 16];
 	snprintf(fsname, sizeof(fsname), "fsname=%s", fs.o.source);
 	char *mopts = NULL;
@@ -370,7 +383,69 @@ static int mount_main(struct fuse_args *a, struct fuse_cmdline_opts *co)
 	if (!oerr && (fuse_opt_add_arg(a, "-o") != 0 || fuse_opt_add_arg(a, mopts) != 0))
 		oerr = -1;
 	free(mopts);
-	if (oerr)
+	return oerr ? -1 : 0;
+}
+
+/* Runs the session's loop until unmounted or signalled; libfuse's status. */
+static int serve(struct fuse_cmdline_opts *co)
+{
+	/* libfuse's messages went to stderr until now (a bad option or mount
+	 * point is reported where the command was typed, also through
+	 * mount(8)); from here on they go to the log, as ours do. */
+	fuse_set_log_func(fuse_logger);
+	/* Threads start after daemonizing (fork keeps only the caller). */
+	notify_start();
+	if (watch_start() < 0)
+		log_msg(LOG_WARNING, "inotify unavailable: outside changes show after timeouts");
+	pthread_t rt;
+	if (!fs.o.ro && pthread_create(&rt, NULL, recover_thread, NULL) == 0)
+		pthread_detach(rt);
+	log_msg(LOG_INFO, "mounted %s on %s", fs.o.source, co->mountpoint);
+	int ret;
+	if (co->singlethread) {
+		ret = fuse_session_loop(fs.se);
+	} else {
+		struct fuse_loop_config *lc = fuse_loop_cfg_create();
+		if (!lc) {
+			log_msg(LOG_ERR, "out of memory");
+			ret = 1;
+			goto out;
+		}
+		fuse_loop_cfg_set_clone_fd(lc, co->clone_fd);
+		if (co->max_threads > 0 && co->max_threads != UINT_MAX)  /* set by -o max_threads */
+			fuse_loop_cfg_set_max_threads(lc, co->max_threads);
+		if (co->max_idle_threads != UINT_MAX)  /* -1, the default: libfuse's own */
+			fuse_loop_cfg_set_idle_threads(lc, co->max_idle_threads);
+		ret = fuse_session_loop_mt(fs.se, lc);
+		fuse_loop_cfg_destroy(lc);
+	}
+out:
+	watch_stop();
+	notify_stop();
+	mfs_text_cache_stop();
+	/* Ended by a signal (SIGINT, SIGTERM, SIGHUP) is a clean unmount. */
+	if (ret == SIGINT || ret == SIGTERM || ret == SIGHUP || ret == -SIGINT ||
+	    ret == -SIGTERM || ret == -SIGHUP)
+		ret = 0;
+	return ret;
+}
+
+/* Parses the command line, mounts and serves until unmounted; the exit
+ * status (0, 1 for a failure, 2 for a usage error). */
+static int mount_main(struct fuse_args *a, struct fuse_cmdline_opts *co)
+{
+	fs.inotify_fd = -1;
+	int pr = parse_options(a, co);
+	if (pr)
+		return pr - 1;
+	if (open_source() < 0)
+		return 1;
+	fs.uid = getuid();
+	fs.gid = getgid();
+	raise_fd_limit();
+	log_init();
+	inode_table_init();
+	if (make_root() < 0 || add_mount_names(a) < 0)
 		return 1;
 	if (!fs.o.ro) {
 		int rfd = openat(fs.root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -388,40 +463,8 @@ static int mount_main(struct fuse_args *a, struct fuse_cmdline_opts *co)
 		goto out_session;
 	if (fuse_session_mount(fs.se, co->mountpoint) != 0)
 		goto out_signals;
-	if (fuse_daemonize(co->foreground) != 0)
-		goto out_unmount;
-	/* libfuse's messages went to stderr until now (a bad option or mount
-	 * point is reported where the command was typed, also through
-	 * mount(8)); from here on they go to the log, as ours do. */
-	fuse_set_log_func(fuse_logger);
-	/* Threads start after daemonizing (fork keeps only the caller). */
-	notify_start();
-	if (watch_start() < 0)
-		log_msg(LOG_WARNING, "inotify unavailable: outside changes show after timeouts");
-	pthread_t rt;
-	if (!fs.o.ro && pthread_create(&rt, NULL, recover_thread, NULL) == 0)
-		pthread_detach(rt);
-	log_msg(LOG_INFO, "mounted %s on %s", fs.o.source, co->mountpoint);
-	if (co->singlethread) {
-		ret = fuse_session_loop(fs.se);
-	} else {
-		struct fuse_loop_config *lc = fuse_loop_cfg_create();
-		fuse_loop_cfg_set_clone_fd(lc, co->clone_fd);
-		if (co->max_threads > 0 && co->max_threads != UINT_MAX)  /* set by -o max_threads */
-			fuse_loop_cfg_set_max_threads(lc, co->max_threads);
-		if (co->max_idle_threads != UINT_MAX)  /* -1, the default: libfuse's own */
-			fuse_loop_cfg_set_idle_threads(lc, co->max_idle_threads);
-		ret = fuse_session_loop_mt(fs.se, lc);
-		fuse_loop_cfg_destroy(lc);
-	}
-	watch_stop();
-	notify_stop();
-	mfs_text_cache_stop();
-	/* Ended by a signal (SIGINT, SIGTERM, SIGHUP) is a clean unmount. */
-	if (ret == SIGINT || ret == SIGTERM || ret == SIGHUP || ret == -SIGINT ||
-	    ret == -SIGTERM || ret == -SIGHUP)
-		ret = 0;
-out_unmount:
+	if (fuse_daemonize(co->foreground) == 0)
+		ret = serve(co);
 	fuse_session_unmount(fs.se);
 out_signals:
 	fuse_remove_signal_handlers(fs.se);
