@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bisect.h"
 #include "guard.h"
 #include "pool.h"
 #include "view_impl.h"
@@ -388,19 +389,24 @@ size_t mfs_keep_read(struct mfs_chunked *c, uint64_t k, uint64_t body, char *buf
 	return (size_t)n;
 }
 
+struct window_key {
+	const struct mfs_chunked *c;
+	uint64_t body;
+};
+
+static bool window_below(const void *ctx, uint64_t i)
+{
+	const struct window_key *k = ctx;
+	return k->c->offs[i * MFS_KEEP_CHUNKS] <= k->body;
+}
+
 /* The window holding body offset body: the last one starting at or before
  * it. Caller holds c->lock; c is sized. */
 static uint64_t window_of(const struct mfs_chunked *c, uint64_t body)
 {
-	uint64_t lo = 0, hi = c->nkept;  /* starts[lo] <= body, searching [lo, hi) */
-	while (hi - lo > 1) {
-		uint64_t mid = lo + (hi - lo) / 2;
-		if (c->offs[mid * MFS_KEEP_CHUNKS] <= body)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return lo;
+	struct window_key k = {c, body};
+	uint64_t n = mfs_partition(c->nkept, window_below, &k);
+	return n ? n - 1 : 0;
 }
 
 /* Pieces a send may take: a 1 MiB read spans two or three windows. */

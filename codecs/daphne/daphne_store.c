@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "bisect.h"
 #include "bytes.h"
 #include "daphne.h"
 
@@ -213,18 +214,37 @@ uint64_t dbdf_entry(const struct mfs_model *m, const struct dbdf_block *b, uint6
 	}
 }
 
+struct csr_key {
+	const struct mfs_model *m;
+	const struct dbdf_block *b;
+	uint64_t row, col, lo;
+};
+
+/* Entry lo + i of row k->row has a column below k->col. */
+static bool csr_below(const void *ctx, uint64_t i)
+{
+	const struct csr_key *k = ctx;
+	uint64_t c;
+	csr_at(k->m, k->b, k->row, k->lo + i, &c);
+	return c < k->col;
+}
+
+struct coo_key {
+	const struct dbdf_block *b;
+	uint64_t key;
+};
+
+static bool coo_below(const void *ctx, uint64_t i)
+{
+	const struct coo_key *k = ctx;
+	return k->b->cpos[i] < k->key;
+}
+
 /* First COO position >= key. */
 static uint64_t coo_lower(const struct dbdf_block *b, uint64_t key)
 {
-	uint64_t lo = 0, hi = b->nnz;
-	while (lo < hi) {
-		uint64_t mid = lo + (hi - lo) / 2;
-		if (b->cpos[mid] < key)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	struct coo_key k = {b, key};
+	return mfs_partition(b->nnz, coo_below, &k);
 }
 
 static uint64_t coo_value(const struct dbdf_block *b, uint64_t e)
@@ -242,20 +262,16 @@ int dbdf_block_locate(const struct mfs_model *m, const struct dbdf_block *b, uin
 		return 1;
 	case DBDF_B_CSR: {
 		/* Column indices are increasing within a row (checked). */
-		uint64_t lo = b->rowent[row], hi = b->rowent[row + 1];
-		while (lo < hi) {
-			uint64_t mid = lo + (hi - lo) / 2, c;
-			uint64_t o = csr_at(m, b, row, mid, &c);
-			if (c == col) {
-				*off = o;
-				return 1;
-			}
-			if (c < col)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		return 0;
+		struct csr_key k = {m, b, row, col, b->rowent[row]};
+		uint64_t n = b->rowent[row + 1] - k.lo;
+		uint64_t i = k.lo + mfs_partition(n, csr_below, &k), c;
+		if (i == k.lo + n)
+			return 0;
+		uint64_t o = csr_at(m, b, row, i, &c);
+		if (c != col)
+			return 0;
+		*off = o;
+		return 1;
 	}
 	case DBDF_B_COO: {
 		uint64_t key = row * b->cols + col, i = coo_lower(b, key);
@@ -270,18 +286,22 @@ int dbdf_block_locate(const struct mfs_model *m, const struct dbdf_block *b, uin
 	}
 }
 
+struct byrow_key {
+	const struct dbdf *d;
+	uint64_t r;
+};
+
+static bool byrow_below(const void *ctx, uint64_t i)
+{
+	const struct byrow_key *k = ctx;
+	return k->d->blocks[k->d->byrow[i]].rx <= k->r;
+}
+
 /* Index in byrow of the first block starting below row r + 1. */
 static uint32_t byrow_end(const struct dbdf *d, uint64_t r)
 {
-	uint32_t lo = 0, hi = d->nbyrow;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (d->blocks[d->byrow[mid]].rx <= r)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	struct byrow_key k = {d, r};
+	return (uint32_t)mfs_partition(d->nbyrow, byrow_below, &k);
 }
 
 const struct dbdf_block *dbdf_find_block(const struct dbdf *d, uint64_t row, uint64_t col)

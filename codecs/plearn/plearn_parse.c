@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bisect.h"
 #include "bytes.h"
 #include "plearn.h"
 
@@ -641,6 +642,17 @@ static int cmp_def(const void *x, const void *y, void *ctx)
 
 /* A reference names the last definition of its number before it, or the
  * first one after it (a reference may come first). */
+struct def_key {
+	const struct pl_ast *a;
+	uint64_t id;
+};
+
+static bool def_below(const void *ctx, uint64_t i)
+{
+	const struct def_key *k = ctx;
+	return k->a->v[k->a->defs[i]].a < k->id;
+}
+
 static void resolve_refs(struct pl_ast *a)
 {
 	if (a->ndefs)
@@ -649,14 +661,8 @@ static void resolve_refs(struct pl_ast *a)
 		struct pl_val *r = &a->v[i];
 		if (r->kind != PV_REF)
 			continue;
-		uint32_t lo = 0, hi = a->ndefs;
-		while (lo < hi) {  /* first definition with id >= r->a */
-			uint32_t mid = lo + (hi - lo) / 2;
-			if (a->v[a->defs[mid]].a < r->a)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
+		struct def_key k = {a, r->a};
+		uint32_t lo = (uint32_t)mfs_partition(a->ndefs, def_below, &k);  /* first id >= r->a */
 		if (lo == a->ndefs || a->v[a->defs[lo]].a != r->a)
 			continue;
 		uint32_t best = a->defs[lo];
