@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "cli_impl.h"
 #include "commit.h"
 #include "view.h"
@@ -18,7 +19,7 @@
 struct input {
 	int fd;              /* >= 0: pread from fd at base */
 	uint64_t base;
-	char *buf;           /* else held here */
+	struct mfs_buf text; /* else held here */
 	uint64_t len;
 };
 
@@ -26,7 +27,7 @@ static int input_read(void *ctx, uint64_t off, size_t len, void *out)
 {
 	struct input *in = ctx;
 	if (in->fd < 0) {
-		memcpy(out, in->buf + off, len);
+		memcpy(out, in->text.p + off, len);
 		return 0;
 	}
 	size_t done = 0;
@@ -46,13 +47,10 @@ static int input_load(struct input *in, const char *value)
 	memset(in, 0, sizeof(*in));
 	in->fd = -1;
 	if (value) {
-		size_t n = strlen(value);
-		in->buf = malloc(n + 1);
-		if (!in->buf)
+		if (mfs_buf_add(&in->text, value, strlen(value)) < 0 ||
+		    mfs_buf_add(&in->text, "\n", 1) < 0)
 			return -ENOMEM;
-		memcpy(in->buf, value, n);
-		in->buf[n] = '\n';
-		in->len = n + 1;
+		in->len = in->text.len;
 		return 0;
 	}
 	struct stat st;
@@ -65,23 +63,19 @@ static int input_load(struct input *in, const char *value)
 		in->len = st.st_size > pos ? (uint64_t)(st.st_size - pos) : 0;
 		return 0;
 	}
-	size_t cap = 0;
 	for (;;) {
-		if (in->len == cap) {
-			cap = cap ? cap * 2 : 65536;
-			char *nb = realloc(in->buf, cap);
-			if (!nb)
-				return -ENOMEM;
-			in->buf = nb;
-		}
-		ssize_t n = read(STDIN_FILENO, in->buf + in->len, cap - in->len);
+		if (mfs_buf_reserve(&in->text, 65536) < 0)
+			return -ENOMEM;
+		struct mfs_buf *t = &in->text;
+		ssize_t n = read(STDIN_FILENO, t->p + t->len, t->cap - t->len);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
 			return -errno;
 		if (n == 0)
 			return 0;
-		in->len += (uint64_t)n;
+		t->len += (size_t)n;
+		in->len = t->len;
 	}
 }
 
@@ -131,7 +125,7 @@ int cli_set(const struct cli_cmd *cmd, const struct cli_args *a)
 	ret = CLI_OK;  /* r == 1: the content changes nothing; nothing is written */
 out:
 	mfs_patch_free(&p);
-	free(in.buf);
+	mfs_buf_free(&in.text);
 	cli_close(&cm);
 	free(path);
 	return ret;

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "attr.h"
+#include "buf.h"
 #include "commit.h"
 #include "model_fs.h"
 #include "ops.h"
@@ -35,8 +36,7 @@ struct dent {
 struct listing {
 	struct dent *v;
 	size_t n, cap;
-	char *names;          /* names of our own (source entries, scratch files) */
-	size_t nlen, ncap;
+	struct mfs_buf names; /* names of our own (source entries, scratch files) */
 	struct mref *r;       /* model directories: the generation listed */
 	uint64_t gen;
 	atomic_int refs;
@@ -70,21 +70,12 @@ static int add_node(struct listing *l, const char *name, mfs_id id, unsigned cha
 static int add_name(struct listing *l, const char *name, unsigned char type)
 {
 	size_t len = strlen(name) + 1;
-	if (l->nlen + len > l->ncap) {
-		size_t nc = l->ncap ? l->ncap : 1024;
-		while (nc < l->nlen + len)
-			nc *= 2;
-		char *p = realloc(l->names, nc);
-		if (!p)
-			return -ENOMEM;
-		l->names = p;
-		l->ncap = nc;
-	}
 	if (reserve(l, 1) < 0)
 		return -ENOMEM;
-	memcpy(l->names + l->nlen, name, len);
-	l->v[l->n++] = (struct dent){(const char *)(uintptr_t)l->nlen, MFS_NONE, type};
-	l->nlen += len;
+	size_t at = l->names.len;
+	if (mfs_buf_add(&l->names, name, len) < 0)
+		return -ENOMEM;
+	l->v[l->n++] = (struct dent){(const char *)(uintptr_t)at, MFS_NONE, type};
 	return 0;
 }
 
@@ -92,7 +83,7 @@ static void finish(struct listing *l)
 {
 	for (size_t k = 0; k < l->n; k++)
 		if (l->v[k].id == MFS_NONE)
-			l->v[k].name = l->names + (uintptr_t)l->v[k].name;
+			l->v[k].name = l->names.p + (uintptr_t)l->v[k].name;
 }
 
 void listing_put(struct listing *l)
@@ -100,7 +91,7 @@ void listing_put(struct listing *l)
 	if (!l || atomic_fetch_sub(&l->refs, 1) != 1)
 		return;
 	mref_put(l->r);
-	free(l->names);
+	mfs_buf_free(&l->names);
 	free(l->v);
 	free(l);
 }

@@ -69,31 +69,6 @@ void mfs_rcache_free(struct mfs_rcache *rc)
 	free(rc);
 }
 
-int mfs_buf_reserve(struct mfs_buf *b, size_t extra)
-{
-	if (b->cap - b->len >= extra)
-		return 0;
-	size_t nc = b->cap ? b->cap : 4096;
-	while (nc - b->len < extra) {
-		if (nc > SIZE_MAX / 2)
-			return -ENOMEM;
-		nc *= 2;
-	}
-	char *p = realloc(b->p, nc);
-	if (!p)
-		return -ENOMEM;
-	b->p = p;
-	b->cap = nc;
-	return 0;
-}
-
-void mfs_buf_free(struct mfs_buf *b)
-{
-	free(b->p);
-	b->p = NULL;
-	b->len = b->cap = 0;
-}
-
 int mfs_chunked_init(struct mfs_chunked *c, const void *obj, mfs_chunk_fn render,
 		     uint64_t nchunks, const char *head, size_t head_len)
 {

@@ -9,15 +9,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "buf.h"
 #include "model.h"
 #include "view.h"
 
-struct mfs_buf {
-	char *p;
-	size_t len, cap;
-};
-int mfs_buf_reserve(struct mfs_buf *b, size_t extra);
-void mfs_buf_free(struct mfs_buf *b);
 
 /* A text file made of a fixed head followed by chunks rendered on demand.
  * Chunk k's byte offset is known once chunks 0..k-1 were rendered (in order,

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "bytes.h"
 #include "daphne.h"
 #include "numtext.h"
@@ -13,8 +14,7 @@
 struct spans {
 	struct mfs_patch *p;
 	uint64_t off;
-	uint8_t *buf;
-	size_t len, cap;
+	struct mfs_buf b;
 };
 
 struct ed {
@@ -30,31 +30,19 @@ struct ed {
 
 static int sp_flush(struct spans *s)
 {
-	if (s->len && mfs_patch_put(s->p, s->off, s->len, s->buf, s->len) < 0)
+	if (s->b.len && mfs_patch_put(s->p, s->off, s->b.len, s->b.p, s->b.len) < 0)
 		return -ENOMEM;
-	s->len = 0;
+	s->b.len = 0;
 	return 0;
 }
 
 static int sp_put(struct spans *s, uint64_t off, const void *v, size_t n)
 {
-	if (s->len && off != s->off + s->len && sp_flush(s) < 0)
+	if (s->b.len && off != s->off + s->b.len && sp_flush(s) < 0)
 		return -ENOMEM;
-	if (!s->len)
+	if (!s->b.len)
 		s->off = off;
-	if (s->len + n > s->cap) {
-		size_t nc = s->cap ? s->cap * 2 : 4096;
-		while (nc < s->len + n)
-			nc *= 2;
-		uint8_t *b = realloc(s->buf, nc);
-		if (!b)
-			return -ENOMEM;
-		s->buf = b;
-		s->cap = nc;
-	}
-	memcpy(s->buf + s->len, v, n);
-	s->len += n;
-	return 0;
+	return mfs_buf_add(&s->b, v, n);
 }
 
 static void track(struct ed *x, uint8_t dt, const void *old, const void *new_)
@@ -345,7 +333,7 @@ int dbdf_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_patch *p
 		r = elements(&x, e);
 	if (r == 0 && sp_flush(&x.s) < 0)
 		r = mfs_error(err, ENOMEM, "out of memory");
-	free(x.s.buf);
+	mfs_buf_free(&x.s.b);
 	if (r < 0 || !x.track || x.nzdelta == 0)
 		return r;
 	struct dbdf_meta_set set = {.set_nnz = true};

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "bytes.h"
 #include "numtext.h"
 #include "plearn.h"
@@ -19,34 +20,16 @@ static unsigned long long ull(uint64_t v)
 struct group {
 	uint64_t start, end;   /* source span [start, end) */
 	uint64_t last;         /* token index of the last token in it */
-	char *buf;
-	size_t len, cap;
+	struct mfs_buf text;
 	bool open;
 };
-
-static int gput(struct group *g, const void *s, size_t n)
-{
-	if (g->len + n > g->cap) {
-		size_t nc = g->cap ? g->cap * 2 : 256;
-		while (nc < g->len + n)
-			nc *= 2;
-		char *q = realloc(g->buf, nc);
-		if (!q)
-			return -ENOMEM;
-		g->buf = q;
-		g->cap = nc;
-	}
-	memcpy(g->buf + g->len, s, n);
-	g->len += n;
-	return 0;
-}
 
 static int gclose(struct group *g, struct mfs_patch *p)
 {
 	if (!g->open)
 		return 0;
 	g->open = false;
-	return mfs_patch_put(p, g->start, g->end - g->start, g->buf, g->len);
+	return mfs_patch_put(p, g->start, g->end - g->start, g->text.p, g->text.len);
 }
 
 /* An integer token ([+-]digits) stays an integer when its new value is one. */
@@ -94,23 +77,23 @@ static int token_edit(struct mfs_model *m, const struct pl_tens *pt, const struc
 			}
 			if (g.open && idx == g.last + 1 && off >= g.end) {
 				/* Keep the separators between neighbours as they are. */
-				r = gput(&g, m->base + g.end, (size_t)(off - g.end));
+				r = mfs_buf_add(&g.text, m->base + g.end, (size_t)(off - g.end));
 			} else {
 				if ((r = gclose(&g, p)))
 					break;
 				g.open = true;
 				g.start = off;
-				g.len = 0;
+				g.text.len = 0;
 			}
 			if (!r)
-				r = gput(&g, txt, tl);
+				r = mfs_buf_add(&g.text, txt, tl);
 			g.end = off + len;
 			g.last = idx;
 		}
 	}
 	if (!r)
 		r = gclose(&g, p);
-	free(g.buf);
+	mfs_buf_free(&g.text);
 	if (r == -ENOMEM)
 		return mfs_error(err, ENOMEM, "out of memory");
 	return r;

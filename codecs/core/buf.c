@@ -1,0 +1,44 @@
+/* The growable byte buffer (buf.h). */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+
+int mfs_buf_reserve(struct mfs_buf *b, size_t extra)
+{
+	if (b->cap - b->len >= extra)
+		return 0;
+	if (extra > SIZE_MAX - b->len)
+		return -ENOMEM;
+	size_t nc = b->cap ? b->cap : 256;
+	while (nc - b->len < extra) {
+		if (nc > SIZE_MAX / 2)
+			return -ENOMEM;
+		nc *= 2;
+	}
+	char *p = realloc(b->p, nc);
+	if (!p)
+		return -ENOMEM;
+	b->p = p;
+	b->cap = nc;
+	return 0;
+}
+
+int mfs_buf_add(struct mfs_buf *b, const void *p, size_t n)
+{
+	if (mfs_buf_reserve(b, n) < 0)
+		return -ENOMEM;
+	if (n)
+		memcpy(b->p + b->len, p, n);
+	b->len += n;
+	return 0;
+}
+
+void mfs_buf_free(struct mfs_buf *b)
+{
+	free(b->p);
+	b->p = NULL;
+	b->len = b->cap = 0;
+}
