@@ -1,0 +1,200 @@
+/* Unit tests of codecs/core/json.c and json_write.c: values and their
+ * source spans, string decoding (escapes, surrogate pairs, UTF-8 checks),
+ * refusals with their byte offsets, the depth bound, duplicate keys, and
+ * the writer (escapes, sorted members, round trip). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "helpers.h"
+#include "json.h"
+
+static void parse_ok(struct mfs_json *j, const char *text)
+{
+	if (mfs_json_parse(j, text, strlen(text)) != 0) {
+		fprintf(stderr, "%s: %s\n", text, j->err);
+		fail();
+	}
+}
+
+static void refused(const char *text, size_t len, const char *why)
+{
+	struct mfs_json j;
+	assert_int_equal(mfs_json_parse(&j, text, len), -1);
+	if (!strstr(j.err, why)) {
+		fprintf(stderr, "err \"%s\", expected \"%s\"\n", j.err, why);
+		fail();
+	}
+	mfs_json_free(&j);
+}
+
+/* The source bytes of node n. */
+static void span_is(const struct mfs_json *j, uint32_t n, const char *want)
+{
+	assert_int_equal(j->v[n].span, strlen(want));
+	assert_memory_equal(j->src + j->v[n].at, want, strlen(want));
+}
+
+static void values_and_spans(void **state)
+{
+	(void)state;
+	const char *text = " {\"a\" : [1, -2.5e+3, true, null],\n \"s\": \"x\\ty\", \"o\": {}, \"f\":false} ";
+	struct mfs_json j;
+	parse_ok(&j, text);
+	assert_int_equal(j.v[0].type, MFS_JSON_OBJ);
+	assert_int_equal(j.v[0].count, 4);
+	span_is(&j, 0, "{\"a\" : [1, -2.5e+3, true, null],\n \"s\": \"x\\ty\", \"o\": {}, \"f\":false}");
+	uint32_t a = mfs_json_member(&j, 0, "a");
+	assert_int_equal(j.v[a].type, MFS_JSON_ARR);
+	assert_int_equal(j.v[a].count, 4);
+	span_is(&j, a, "[1, -2.5e+3, true, null]");
+	uint32_t n2 = j.v[j.v[a].first].next;
+	assert_int_equal(j.v[n2].type, MFS_JSON_NUM);
+	span_is(&j, n2, "-2.5e+3");
+	assert_memory_equal(mfs_json_text(&j, n2), "-2.5e+3", 7);
+	span_is(&j, j.v[n2].next, "true");
+	span_is(&j, j.v[j.v[n2].next].next, "null");
+	uint32_t s = mfs_json_member(&j, 0, "s");
+	span_is(&j, s, "\"x\\ty\"");
+	assert_int_equal(j.v[s].textlen, 3);
+	assert_memory_equal(mfs_json_text(&j, s), "x\ty", 3);
+	span_is(&j, mfs_json_member(&j, 0, "o"), "{}");
+	span_is(&j, mfs_json_member(&j, 0, "f"), "false");
+	assert_int_equal(mfs_json_member(&j, 0, "missing"), MFS_JSON_NIL);
+	mfs_json_free(&j);
+
+	parse_ok(&j, "\"top\"");  /* any value at the top */
+	assert_int_equal(j.v[0].type, MFS_JSON_STR);
+	mfs_json_free(&j);
+}
+
+static void strings_decoded(void **state)
+{
+	(void)state;
+	struct mfs_json j;
+	parse_ok(&j, "[\"\\u00e9\\ud83d\\ude00\\/\\\"\\\\\\b\\f\\n\\r\", \"caf\xc3\xa9 \xf0\x9f\x98\x80\"]");
+	uint32_t a = j.v[0].first, b = j.v[a].next;
+	const char want[] = "\xc3\xa9\xf0\x9f\x98\x80/\"\\\b\f\n\r";
+	assert_int_equal(j.v[a].textlen, sizeof(want) - 1);
+	assert_memory_equal(mfs_json_text(&j, a), want, sizeof(want) - 1);
+	assert_int_equal(j.v[b].textlen, 10);
+	assert_memory_equal(mfs_json_text(&j, b), "caf\xc3\xa9 \xf0\x9f\x98\x80", 10);
+	mfs_json_free(&j);
+}
+
+static void bad_documents_refused(void **state)
+{
+	(void)state;
+	refused("{\"a\":1,}", 8, "expected a key at byte 7");
+	refused("[1 2]", 5, "expected ',' or ']' at byte 3");
+	refused("{\"a\" 1}", 7, "expected ':'");
+	refused("[01]", 4, "expected ',' or ']'");
+	refused("[1.]", 4, "bad number");
+	refused("[-]", 3, "bad number");
+	refused("[1e]", 4, "bad number");
+	refused("\"\\ud800\"", 8, "lone surrogate");
+	refused("\"\\udc00\"", 8, "lone surrogate");
+	refused("\"\\ud800\\u0041\"", 14, "bad surrogate pair");
+	refused("\"\\x\"", 4, "bad escape");
+	refused("\"\\u12g4\"", 8, "bad \\u escape");
+	refused("\"\\u12", 5, "short \\u escape");
+	refused("\"a\tb\"", 5, "control character");
+	refused("\"abc", 4, "unterminated string");
+	refused("[1] x", 5, "trailing characters at byte 4");
+	refused("", 0, "unexpected end");
+	refused("tru", 3, "unexpected character");
+	refused("[1, 2", 5, "expected ',' or ']' at byte 5");
+	refused("[1, ", 4, "unexpected end");
+	/* invalid UTF-8: a stray continuation byte, an overlong form, a
+	 * surrogate, a code point above U+10FFFF, a cut sequence */
+	refused("\"\x80\"", 3, "invalid UTF-8 in a string at byte 1");
+	refused("\"\xc0\xaf\"", 4, "invalid UTF-8");
+	refused("\"\xed\xa0\x80\"", 5, "invalid UTF-8");
+	refused("\"\xf4\x90\x80\x80\"", 6, "invalid UTF-8");
+	refused("\"\xe2\x82\"", 4, "invalid UTF-8");
+	/* a NUL inside the text is a control character, not an end */
+	refused("\"a\0b\"", 5, "control character");
+}
+
+static void depth_bounded(void **state)
+{
+	(void)state;
+	size_t deep = 200000;
+	char *t = malloc(2 * deep);
+	assert_non_null(t);
+	memset(t, '[', deep);
+	memset(t + deep, ']', deep);
+	refused(t, 2 * deep, "nested too deeply");
+	/* MFS_JSON_DEPTH_MAX levels below the top still read */
+	size_t ok = MFS_JSON_DEPTH_MAX + 1;
+	memset(t, '[', ok);
+	memset(t + ok, ']', ok);
+	struct mfs_json j;
+	assert_int_equal(mfs_json_parse(&j, t, 2 * ok), 0);
+	mfs_json_free(&j);
+	refused(t, 2 * ok + 1, "");
+	memset(t, '[', ok + 1);
+	memset(t + ok + 1, ']', ok + 1);
+	refused(t, 2 * (ok + 1), "nested too deeply");
+	free(t);
+}
+
+static void dump_is(const struct mfs_json *j, const char *want)
+{
+	struct mfs_buf o = {0};
+	assert_int_equal(mfs_json_dump_sorted(j, 0, &o), 0);
+	if (o.len != strlen(want) || memcmp(o.p, want, o.len) != 0) {
+		fprintf(stderr, "got  %.*s\nwant %s\n", (int)o.len, o.p, want);
+		fail();
+	}
+	mfs_buf_free(&o);
+}
+
+static void duplicates_and_writer(void **state)
+{
+	(void)state;
+	struct mfs_json j;
+	parse_ok(&j, "{ \"b\": 1, \"a\": [ \"q\\\"\\u0001\\n\", {\"z\":null,\"y\":true} ], \"b\": 2, \"aa\": -0.5 }");
+	/* the last of equal keys, as most readers take it */
+	assert_memory_equal(mfs_json_text(&j, mfs_json_member(&j, 0, "b")), "2", 1);
+	dump_is(&j, "{\"a\":[\"q\\\"\\u0001\\n\",{\"y\":true,\"z\":null}],\"aa\":-0.5,\"b\":2}");
+	assert_int_equal(mfs_json_set_number(&j, 0, "b", 7), 0);
+	assert_int_equal(mfs_json_set_number(&j, 0, "c", 18446744073709551615ull), 0);
+	dump_is(&j, "{\"a\":[\"q\\\"\\u0001\\n\",{\"y\":true,\"z\":null}],\"aa\":-0.5,\"b\":7,"
+		    "\"c\":18446744073709551615}");
+	/* what the writer writes reads back to the same document */
+	struct mfs_buf o = {0};
+	assert_int_equal(mfs_json_dump_sorted(&j, 0, &o), 0);
+	struct mfs_json k;
+	assert_int_equal(mfs_json_parse(&k, o.p, o.len), 0);
+	dump_is(&k, "{\"a\":[\"q\\\"\\u0001\\n\",{\"y\":true,\"z\":null}],\"aa\":-0.5,\"b\":7,"
+		    "\"c\":18446744073709551615}");
+	mfs_json_free(&k);
+	mfs_buf_free(&o);
+	mfs_json_free(&j);
+}
+
+static void strings_written(void **state)
+{
+	(void)state;
+	struct mfs_buf o = {0};
+	const char in[] = "a\"b\\c\x01\x1f\x7f\xc3\xa9";
+	assert_int_equal(mfs_json_put_string(&o, in, sizeof(in) - 1), 0);
+	const char want[] = "\"a\\\"b\\\\c\\u0001\\u001f\x7f\xc3\xa9\"";
+	assert_int_equal(o.len, sizeof(want) - 1);
+	assert_memory_equal(o.p, want, o.len);
+	mfs_buf_free(&o);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(values_and_spans),
+		cmocka_unit_test(strings_decoded),
+		cmocka_unit_test(bad_documents_refused),
+		cmocka_unit_test(depth_bounded),
+		cmocka_unit_test(duplicates_and_writer),
+		cmocka_unit_test(strings_written),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
