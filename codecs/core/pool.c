@@ -1,12 +1,14 @@
 /* Worker threads for rendering ahead (see pool.h): started on first use,
  * one per CPU, living as long as the process; and threads started for one
- * pass and joined at its end (mfs_fan_out). */
+ * pass and joined at its end (mfs_fan_out, and mfs_parallel_for over it). */
 #include <errno.h>
+#include <stdbool.h>
 #include <sched.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "guard.h"
 #include "pool.h"
 
 struct job {
@@ -51,7 +53,7 @@ unsigned mfs_ncpu(void)
 
 static void start(void)
 {
-	unsigned n = mfs_ncpu(), want = n > 16 ? 16 : n;
+	unsigned n = mfs_ncpu(), want = n > MFS_THREADS_MAX ? MFS_THREADS_MAX : n;
 	pthread_attr_t attr;
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
@@ -92,12 +94,11 @@ int mfs_pool_submit(void (*fn)(void *arg), void *arg)
 
 unsigned mfs_fan_out(unsigned n, void *(*fn)(void *arg), void *args, size_t size)
 {
-	enum { MAX = 16 };
-	pthread_t th[MAX];
+	pthread_t th[MFS_THREADS_MAX];
 	char *a = args;
 	unsigned started = 1;
-	if (n > MAX)
-		n = MAX;
+	if (n > MFS_THREADS_MAX)
+		n = MFS_THREADS_MAX;
 	for (unsigned i = 1; i < n; i++) {
 		if (pthread_create(&th[i], NULL, fn, a + (size_t)i * size) != 0)
 			break;
@@ -107,4 +108,83 @@ unsigned mfs_fan_out(unsigned n, void *(*fn)(void *arg), void *args, size_t size
 	for (unsigned i = 1; i < started; i++)
 		pthread_join(th[i], NULL);
 	return started;
+}
+
+unsigned mfs_pass_threads(uint64_t n)
+{
+	unsigned t = mfs_ncpu();
+	if (t > MFS_THREADS_MAX)
+		t = MFS_THREADS_MAX;
+	if (t > n)
+		t = (unsigned)n;
+	return t ? t : 1;
+}
+
+struct pfor {
+	mfs_item_fn fn;
+	void *ctx;
+	pthread_mutex_t lock;
+	uint64_t next, to;          /* the shared counter */
+	int err;                    /* the first error, and its message */
+	struct mfs_err msg;
+};
+
+struct pfor_thread {
+	struct pfor *p;
+	unsigned t;
+	struct mfs_err err;
+};
+
+static int pfor_loop(void *arg)
+{
+	struct pfor_thread *th = arg;
+	struct pfor *p = th->p;
+	for (;;) {
+		pthread_mutex_lock(&p->lock);
+		uint64_t i = p->next;
+		bool stop = p->err || i >= p->to;
+		if (!stop)
+			p->next++;
+		pthread_mutex_unlock(&p->lock);
+		if (stop)
+			return 0;
+		int r = p->fn(p->ctx, th->t, i, &th->err);
+		if (r < 0)
+			return r;
+	}
+}
+
+static void *pfor_thread(void *arg)
+{
+	struct pfor_thread *th = arg;
+	int r = mfs_guarded(pfor_loop, th, &th->err);
+	if (r < 0) {
+		pthread_mutex_lock(&th->p->lock);
+		if (!th->p->err) {
+			th->p->err = r;
+			th->p->msg = th->err;
+		}
+		pthread_mutex_unlock(&th->p->lock);
+	}
+	return NULL;
+}
+
+int mfs_parallel_for(uint64_t from, uint64_t to, unsigned max_threads, mfs_item_fn fn,
+		     void *ctx, struct mfs_err *err)
+{
+	if (from >= to)
+		return 0;
+	unsigned n = mfs_pass_threads(to - from);
+	if (n > max_threads)
+		n = max_threads ? max_threads : 1;
+	struct pfor p = {.fn = fn, .ctx = ctx, .next = from, .to = to};
+	pthread_mutex_init(&p.lock, NULL);
+	struct pfor_thread th[MFS_THREADS_MAX];
+	for (unsigned t = 0; t < n; t++)
+		th[t] = (struct pfor_thread){.p = &p, .t = t};
+	mfs_fan_out(n, pfor_thread, th, sizeof(th[0]));
+	pthread_mutex_destroy(&p.lock);
+	if (p.err && err)
+		*err = p.msg;
+	return p.err;
 }

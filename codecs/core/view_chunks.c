@@ -125,77 +125,58 @@ static void learn(struct mfs_chunked *c, uint64_t k, uint64_t len)
 struct pass {
 	struct mfs_model *m;
 	struct mfs_chunked *c;
-	uint64_t from, to;          /* chunks to measure */
-	uint64_t *lens;             /* lens[k - from] */
-	pthread_mutex_t lock;
-	uint64_t next;              /* next chunk to take */
-	int err;
-	struct mfs_err msg;
+	uint64_t from;                          /* first chunk to measure */
+	uint64_t *lens;                         /* lens[k - from] */
+	struct mfs_buf bufs[MFS_THREADS_MAX];   /* rendering: each thread's text */
+	uint32_t *acc[MFS_THREADS_MAX];         /* measuring: each thread's chunk lengths */
 };
 
-struct measure_call {
-	struct pass *p;
-	struct mfs_buf buf;
-	uint32_t *acc;              /* with c->measure: this thread's chunk lengths */
-	struct mfs_err err;
-};
-
-/* With the view's measurer: take slices of the work, add into mc->acc. */
-static int measure_parts(struct measure_call *mc)
+/* Item i: with the view's measurer, slice i of the work, added into thread
+ * t's counts; else chunk i, rendered for its length. */
+static int measure_item(void *ctx, unsigned t, uint64_t i, struct mfs_err *err)
 {
-	struct pass *p = mc->p;
-	for (;;) {
-		pthread_mutex_lock(&p->lock);
-		uint64_t part = p->next;
-		bool stop = p->err || part >= p->c->nparts;
-		if (!stop)
-			p->next++;
-		pthread_mutex_unlock(&p->lock);
-		if (stop)
-			return 0;
-		int r = p->c->measure(p->m, p->c->obj, part, p->c->nparts, mc->acc, &mc->err);
-		if (r < 0)
-			return r;
-	}
+	struct pass *p = ctx;
+	struct mfs_chunked *c = p->c;
+	if (c->measure)
+		return c->measure(p->m, c->obj, i, c->nparts, p->acc[t], err);
+	struct mfs_buf *b = &p->bufs[t];
+	b->len = 0;
+	int r = c->render(p->m, c->obj, i, b, err);
+	if (r < 0)
+		return r;
+	p->lens[i - p->from] = b->len;
+	return 0;
 }
 
-static int measure_fn(void *arg)
+/* The lengths of chunks [p->from, nchunks) into p->lens: measured (every
+ * chunk, in slices, each thread counting apart) or rendered. */
+static int measure_all(struct pass *p, struct mfs_err *err)
 {
-	struct measure_call *mc = arg;
-	struct pass *p = mc->p;
-	if (p->c->measure)
-		return measure_parts(mc);
-	for (;;) {
-		pthread_mutex_lock(&p->lock);
-		uint64_t k = p->next;
-		bool stop = p->err || k >= p->to;
-		if (!stop)
-			p->next++;
-		pthread_mutex_unlock(&p->lock);
-		if (stop)
-			return 0;
-		mc->buf.len = 0;
-		int r = p->c->render(p->m, p->c->obj, k, &mc->buf, &mc->err);
-		if (r < 0)
-			return r;
-		p->lens[k - p->from] = mc->buf.len;
-	}
-}
-
-static void *measure_thread(void *arg)
-{
-	struct measure_call *mc = arg;
-	int r = mfs_guarded(measure_fn, mc, &mc->err);
-	if (r < 0) {
-		pthread_mutex_lock(&mc->p->lock);
-		if (!mc->p->err) {
-			mc->p->err = r;
-			mc->p->msg = mc->err;
+	struct mfs_chunked *c = p->c;
+	bool measured = c->measure != NULL;
+	uint64_t from = measured ? 0 : p->from, to = measured ? c->nparts : c->nchunks;
+	unsigned nthr = to - from >= (measured ? 2 : 4) ? mfs_pass_threads(to - from) : 1;
+	unsigned n = nthr;
+	if (measured)
+		for (n = 0; n < nthr; n++)
+			if (!(p->acc[n] = calloc((size_t)c->nchunks, sizeof(uint32_t))))
+				break;
+	int r = n ? mfs_parallel_for(from, to, n, measure_item, p, err)
+		  : mfs_error(err, ENOMEM, "out of memory");
+	if (measured) {
+		/* threads not started left their counts at 0 */
+		for (uint64_t k = 0; k < c->nchunks; k++) {
+			uint64_t sum = 0;
+			for (unsigned t = 0; t < n; t++)
+				sum += p->acc[t][k];
+			p->lens[k] = sum;
 		}
-		pthread_mutex_unlock(&mc->p->lock);
+		for (unsigned t = 0; t < n; t++)
+			free(p->acc[t]);
 	}
-	mfs_buf_free(&mc->buf);
-	return NULL;
+	for (unsigned t = 0; t < nthr; t++)
+		mfs_buf_free(&p->bufs[t]);
+	return r;
 }
 
 /* The pass itself, if still needed (caller holds c->size_lock). */
@@ -211,59 +192,26 @@ static int size_pass(struct mfs_model *m, struct mfs_chunked *c, struct mfs_err 
 			return r;
 		sized = r == 0;
 	}
-	if (!sized) {
-		/* Measured: every chunk, in slices. Rendered: the chunks not
-		 * known yet, one at a time. */
-		bool measured = c->measure != NULL;
-		struct pass p = {.m = m, .c = c, .from = measured ? 0 : from, .to = c->nchunks};
-		p.next = measured ? 0 : from;
-		uint64_t work = measured ? c->nparts : p.to - p.from;
-		p.lens = malloc((size_t)(p.to - p.from) * sizeof(uint64_t));
-		if (!p.lens)
-			return mfs_error(err, ENOMEM, "out of memory");
-		pthread_mutex_init(&p.lock, NULL);
-		unsigned ncpu = mfs_ncpu(), nthr = 1;
-		if (work >= (measured ? 2 : 4) && ncpu > 1)
-			nthr = ncpu > 8 ? 8 : ncpu;
-		if (measured && nthr > work)
-			nthr = (unsigned)work;
-		struct measure_call calls[8];
-		unsigned n = 0;
-		for (; n < nthr; n++) {
-			calls[n] = (struct measure_call){.p = &p};
-			if (measured && !(calls[n].acc = calloc((size_t)c->nchunks, sizeof(uint32_t))))
-				break;
-		}
-		if (n)
-			mfs_fan_out(n, measure_thread, calls, sizeof(calls[0]));
-		else
-			p.err = mfs_error(&p.msg, ENOMEM, "out of memory");
-		pthread_mutex_destroy(&p.lock);
-		if (measured) {
-			/* threads not started left their counts at 0 */
-			for (uint64_t k = 0; k < c->nchunks; k++) {
-				uint64_t sum = 0;
-				for (unsigned i = 0; i < n; i++)
-					sum += calls[i].acc[k];
-				p.lens[k] = sum;
-			}
-			for (unsigned i = 0; i < n; i++)
-				free(calls[i].acc);
-		}
-		if (p.err) {
-			free(p.lens);
-			if (err)
-				*err = p.msg;
-			return p.err;
-		}
-		pthread_mutex_lock(&c->lock);
-		for (uint64_t k = c->known; k < c->nchunks; k++)
-			c->offs[k + 1] = c->offs[k] + p.lens[k - p.from];
-		c->known = c->nchunks;
-		c->sized = true;
-		pthread_mutex_unlock(&c->lock);
+	if (sized)
+		return 0;
+	/* Measured: every chunk, in slices. Rendered: the chunks not known
+	 * yet. */
+	struct pass p = {.m = m, .c = c, .from = c->measure ? 0 : from};
+	p.lens = malloc((size_t)(c->nchunks - p.from) * sizeof(uint64_t));
+	if (!p.lens)
+		return mfs_error(err, ENOMEM, "out of memory");
+	int r = measure_all(&p, err);
+	if (r < 0) {
 		free(p.lens);
+		return r;
 	}
+	pthread_mutex_lock(&c->lock);
+	for (uint64_t k = c->known; k < c->nchunks; k++)
+		c->offs[k + 1] = c->offs[k] + p.lens[k - p.from];
+	c->known = c->nchunks;
+	c->sized = true;
+	pthread_mutex_unlock(&c->lock);
+	free(p.lens);
 	return 0;
 }
 

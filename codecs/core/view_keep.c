@@ -186,15 +186,13 @@ struct kpass {
 	uint64_t nwin;
 	size_t per_win;             /* bytes to reserve for a window */
 	pthread_mutex_t lock;
-	uint64_t next;              /* next window to take */
 	uint64_t total;             /* bytes rendered */
-	int err;
-	struct mfs_err msg;
 };
 
+/* The first window's call, under its own guard. */
 struct kcall {
 	struct kpass *p;
-	struct mfs_err err;
+	struct mfs_err *err;
 };
 
 /* Render window w into its own buffer. */
@@ -235,57 +233,18 @@ static int render_window(struct kpass *p, uint64_t w, struct mfs_err *err)
 	return 0;
 }
 
-static int kpass_fn(void *arg)
+/* Window w, on thread t of the pass. */
+static int window_item(void *ctx, unsigned t, uint64_t w, struct mfs_err *err)
 {
-	struct kcall *kc = arg;
-	struct kpass *p = kc->p;
-	for (;;) {
-		pthread_mutex_lock(&p->lock);
-		uint64_t w = p->next;
-		bool stop = p->err || w >= p->nwin;
-		if (!stop)
-			p->next++;
-		pthread_mutex_unlock(&p->lock);
-		if (stop)
-			return 0;
-		int r = render_window(p, w, &kc->err);
-		if (r < 0)
-			return r;
-	}
+	(void)t;
+	return render_window(ctx, w, err);
 }
 
 /* Window 0, on the caller's thread (a fault jumps out of this alone). */
 static int first_fn(void *arg)
 {
 	struct kcall *kc = arg;
-	return render_window(kc->p, 0, &kc->err);
-}
-
-static void *kpass_thread(void *arg)
-{
-	struct kcall *kc = arg;
-	int r = mfs_guarded(kpass_fn, kc, &kc->err);
-	if (r < 0) {
-		pthread_mutex_lock(&kc->p->lock);
-		if (!kc->p->err) {
-			kc->p->err = r;
-			kc->p->msg = kc->err;
-		}
-		pthread_mutex_unlock(&kc->p->lock);
-	}
-	return NULL;
-}
-
-/* Run the pass on up to 8 threads, this one included. */
-static void run_threads(struct kpass *p)
-{
-	unsigned ncpu = mfs_ncpu(), nthr = ncpu > 8 ? 8 : ncpu;
-	if (nthr > p->nwin)
-		nthr = (unsigned)p->nwin;
-	struct kcall calls[8];
-	for (unsigned i = 0; i < nthr; i++)
-		calls[i] = (struct kcall){.p = p};
-	mfs_fan_out(nthr, kpass_thread, calls, sizeof(calls[0]));
+	return render_window(kc->p, 0, kc->err);
 }
 
 int mfs_keep_pass(struct mfs_model *m, struct mfs_chunked *c, struct mfs_err *err)
@@ -304,7 +263,7 @@ int mfs_keep_pass(struct mfs_model *m, struct mfs_chunked *c, struct mfs_err *er
 	pthread_mutex_init(&p.lock, NULL);
 	/* The first window tells how much the whole will take. */
 	uint64_t claimed = 0;
-	struct kcall first = {.p = &p};
+	struct kcall first = {.p = &p, .err = err};
 	int r = mfs_guarded(first_fn, &first, err);
 	if (r == 0) {
 		/* per chunk, from the first window's 16 */
@@ -317,13 +276,8 @@ int mfs_keep_pass(struct mfs_model *m, struct mfs_chunked *c, struct mfs_err *er
 			r = 1;
 		}
 	}
-	if (r == 0) {
-		p.next = 1;
-		run_threads(&p);
-		r = p.err;
-		if (r < 0 && err)
-			*err = p.msg;
-	}
+	if (r == 0)
+		r = mfs_parallel_for(1, nwin, MFS_THREADS_MAX, window_item, &p, err);
 	if (r != 0) {
 		for (uint64_t w = 0; w < nwin; w++)
 			free(p.win[w]);
