@@ -16,15 +16,7 @@
 
 bool mfs_stats_supported(enum mfs_dtype dt)
 {
-	switch (dt) {
-	case MFS_DT_I8: case MFS_DT_U8: case MFS_DT_I16: case MFS_DT_U16:
-	case MFS_DT_I32: case MFS_DT_U32: case MFS_DT_I64: case MFS_DT_U64:
-	case MFS_DT_F16: case MFS_DT_F32: case MFS_DT_F64: case MFS_DT_BOOL:
-	case MFS_DT_C32: case MFS_DT_C64: case MFS_DT_C128:
-		return true;
-	default:
-		return false;
-	}
+	return mfs_dtype_info(dt)->stats;
 }
 
 void mfs_stats_init(struct mfs_stats *s, enum mfs_dtype dt)
