@@ -45,6 +45,11 @@ struct mfs_dtype_info {
 	/* One token into one element at dst: 0, -EINVAL or -ERANGE. */
 	int (*parse)(const char *s, size_t n, void *dst);
 	const char *range;    /* what it holds, for messages ("0 to 255"); NULL: no values */
+	/* Floats and complex: n elements at src as doubles, a complex as its
+	 * magnitude (NaN when a part is NaN); NULL for the others (stats
+	 * reads integers and bool exactly by kind and size). */
+	void (*widen)(double *out, const void *src, size_t n);
+	uint8_t part;         /* complex: the dtype of each half; else 0 */
 };
 
 const struct mfs_dtype_info *mfs_dtype_info(enum mfs_dtype dt);

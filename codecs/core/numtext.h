@@ -79,6 +79,10 @@ size_t mfs_fmt_f8e5m2(char *out, uint8_t bits);
 int mfs_parse_bf16(const char *s, size_t n, uint16_t *out);
 int mfs_parse_f8e4m3(const char *s, size_t n, uint8_t *out);
 int mfs_parse_f8e5m2(const char *s, size_t n, uint8_t *out);
+/* Their values, exact in a float (NaN keeps the sign). */
+float mfs_bf16_to_f32(uint16_t bits);
+float mfs_f8e4m3_to_f32(uint8_t bits);
+float mfs_f8e5m2_to_f32(uint8_t bits);
 
 /* IEEE binary16 conversions; to-half rounds to nearest, ties to even. */
 float mfs_f16_to_f32(uint16_t h);

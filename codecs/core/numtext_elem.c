@@ -3,6 +3,7 @@
 #include "numtext_elem.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -183,7 +184,53 @@ int mfs_elem_parse_f8e5m2(const char *s, size_t n, void *dst)
 	return mfs_parse_f8e5m2(s, n, dst);
 }
 
+/* n floats of size bytes at src as doubles, each as conv gives it. */
+#define WIDEN_ROW(T, size, conv) \
+	void mfs_elem_widen_##T(double *out, const void *src, size_t n) \
+	{ \
+		const uint8_t *p = src; \
+		for (size_t i = 0; i < n; i++, p += size) { \
+			uint64_t u = ld_le(p, size); \
+			out[i] = conv; \
+		} \
+	}
+
+static inline double f32_of(uint64_t u)
+{
+	uint32_t w = (uint32_t)u;
+	float v;
+	memcpy(&v, &w, sizeof(v));
+	return v;
+}
+
+static inline double f64_of(uint64_t u)
+{
+	double v;
+	memcpy(&v, &u, sizeof(v));
+	return v;
+}
+
+WIDEN_ROW(f16, 2, mfs_f16_to_f32((uint16_t)u))
+WIDEN_ROW(f32, 4, f32_of(u))
+WIDEN_ROW(f64, 8, f64_of(u))
+WIDEN_ROW(bf16, 2, mfs_bf16_to_f32((uint16_t)u))
+WIDEN_ROW(f8e4m3, 1, mfs_f8e4m3_to_f32((uint8_t)u))
+WIDEN_ROW(f8e5m2, 1, mfs_f8e5m2_to_f32((uint8_t)u))
+
 /* --- Complex -------------------------------------------------------------- */
+
+/* n complex values of two part floats as their magnitudes. */
+static void widen_complex(double *out, const uint8_t *p, size_t n, enum mfs_dtype part)
+{
+	const struct mfs_dtype_info *pi = mfs_dtype_info(part);
+	unsigned half = pi->size;
+	for (size_t i = 0; i < n; i++, p += 2 * half) {
+		double re, im;
+		pi->widen(&re, p, 1);
+		pi->widen(&im, p + half, 1);
+		out[i] = isnan(re) || isnan(im) ? NAN : hypot(re, im);
+	}
+}
 
 /* "re+imj" of two parts of dtype part: the imaginary part always carries a
  * sign ("1-0j", "1-nanj"). */
@@ -253,6 +300,10 @@ static int parse_complex(enum mfs_dtype part, const char *s, size_t n, uint8_t *
 	int mfs_elem_parse_##T(const char *s, size_t n, void *dst) \
 	{ \
 		return parse_complex(part, s, n, dst); \
+	} \
+	void mfs_elem_widen_##T(double *out, const void *src, size_t n) \
+	{ \
+		widen_complex(out, src, n, part); \
 	}
 
 COMPLEX_ROW(c32, MFS_DT_F16)

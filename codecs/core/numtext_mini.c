@@ -17,6 +17,7 @@
 #include "numtext.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -234,6 +235,40 @@ static size_t fmt_mini(const struct mini *f, char *out, uint16_t b)
 }
 
 /* --- Entry points --------------------------------------------------------- */
+
+/* The value of bits b: exact in a float. */
+static float mini_to_f32(const struct mini *f, uint16_t b)
+{
+	unsigned a = b & (f->sign - 1u);
+	float v;
+	if (a > f->maxfin) {
+		v = f->inf && a == f->inf ? INFINITY : NAN;
+	} else {
+		uint64_t m;
+		int e2;
+		mini_value(f, a, &m, &e2);
+		v = ldexpf((float)m, e2);
+	}
+	return b & f->sign ? -v : v;
+}
+
+float mfs_bf16_to_f32(uint16_t bits)
+{
+	uint32_t u = (uint32_t)bits << 16;
+	float v;
+	memcpy(&v, &u, sizeof(v));
+	return v;
+}
+
+float mfs_f8e4m3_to_f32(uint8_t bits)
+{
+	return mini_to_f32(&E4M3, bits);
+}
+
+float mfs_f8e5m2_to_f32(uint8_t bits)
+{
+	return mini_to_f32(&E5M2, bits);
+}
 
 size_t mfs_fmt_bf16(char *out, uint16_t bits)
 {

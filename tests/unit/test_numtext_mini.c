@@ -132,9 +132,10 @@ static int sigdigits(const char *s)
 	return upto;
 }
 
-/* Every pattern: the text reads back to the same bits (nan to a nan of the
- * same sign), its value rounds back independently, and no decimal of one
- * digit less (rounded down or up) does. */
+/* Every pattern: the row widens it to its value; the text reads back to the
+ * same bits (nan to a nan of the same sign), its value rounds back
+ * independently, and no decimal of one digit less (rounded down or up)
+ * does. */
 static void check_all_patterns(struct fmt *f)
 {
 	unsigned sign = f->count / 2;
@@ -149,7 +150,9 @@ static void check_all_patterns(struct fmt *f)
 		bool neg = b & sign;
 		assert_int_equal(txt[0] == '-', neg);
 		assert_int_equal(parse(f, txt, &got), 0);
-		double v = def_value(f, a);
+		double v = def_value(f, a), w;
+		mfs_dtype_info(f->dt)->widen(&w, src, 1);
+		assert_true(isnan(v) ? isnan(w) && signbit(w) == neg : w == (neg ? -v : v));
 		if (isnan(v)) {
 			assert_string_equal(txt + neg, "nan");
 			assert_true(isnan(def_value(f, got & (sign - 1))));
