@@ -51,9 +51,9 @@ static const struct mfs_dtype_info table[MFS_DT_COUNT] = {
 	[MFS_DT_VOID] = BYTES("void", 0, MFS_DK_OPAQUE),
 	[MFS_DT_OPAQUE] = BYTES("opaque", 0, MFS_DK_OPAQUE),
 	/* ml_dtypes' names; NumPy has none of them (no data.npy yet). */
-	[MFS_DT_BF16] = FLOAT(bf16, "bfloat16", NULL, 2, false, "-3.3895314e+38 to 3.3895314e+38"),
-	[MFS_DT_F8E4M3] = FLOAT(f8e4m3, "float8_e4m3fn", NULL, 1, false, "-448 to 448"),
-	[MFS_DT_F8E5M2] = FLOAT(f8e5m2, "float8_e5m2", NULL, 1, false, "-57344 to 57344"),
+	[MFS_DT_BF16] = FLOAT(bf16, "bfloat16", NULL, 2, true, "-3.3895314e+38 to 3.3895314e+38"),
+	[MFS_DT_F8E4M3] = FLOAT(f8e4m3, "float8_e4m3fn", NULL, 1, true, "-448 to 448"),
+	[MFS_DT_F8E5M2] = FLOAT(f8e5m2, "float8_e5m2", NULL, 1, true, "-57344 to 57344"),
 };
 
 const struct mfs_dtype_info *mfs_dtype_info(enum mfs_dtype dt)

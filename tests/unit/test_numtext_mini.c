@@ -19,6 +19,7 @@
 
 #include "dtype.h"
 #include "numtext.h"
+#include "stats.h"
 
 struct fmt {
 	const char *name;
@@ -326,11 +327,35 @@ static void test_specials(void **state)
 	assert_string_equal(buf, "-0");
 }
 
+/* The rows' stats: values widened exactly, NaN left out. */
+static void test_stats(void **state)
+{
+	(void)state;
+	/* bfloat16 1.5, -2, nan, 0.1 (0x3dcd); float8_e4m3fn 448, -0.5, nan */
+	const uint8_t bf[] = {0xc0, 0x3f, 0x00, 0xc0, 0xc0, 0x7f, 0xcd, 0x3d};
+	const uint8_t e4[] = {0x7e, 0xb0, 0xff};
+	struct mfs_stats s;
+	assert_true(mfs_stats_supported(MFS_DT_BF16));
+	mfs_stats_init(&s, MFS_DT_BF16);
+	mfs_stats_add(&s, bf, 4);
+	mfs_stats_finish(&s);
+	assert_int_equal(s.count, 4);
+	assert_int_equal(s.nan, 1);
+	assert_true(s.min == -2 && s.max == 1.5);
+	assert_true(fabs(s.mean - (1.5 - 2 + 0.10009765625) / 3) < 1e-12);
+	mfs_stats_init(&s, MFS_DT_F8E4M3);
+	mfs_stats_add(&s, e4, 3);
+	mfs_stats_finish(&s);
+	assert_int_equal(s.nan, 1);
+	assert_true(s.min == -0.5 && s.max == 448);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_table_rows),
 		cmocka_unit_test(test_specials),
+		cmocka_unit_test(test_stats),
 		cmocka_unit_test(test_patterns),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
