@@ -267,6 +267,18 @@ out:
 
 /* ---- stats ---------------------------------------------------------------- */
 
+/* A float bound as its dtype writes it: the bound is one of the tensor's
+ * values, so the shortest float64 text reads back to it exactly. */
+static size_t fmt_in_dtype(enum mfs_dtype dt, double v, char *out)
+{
+	char t[MFS_NUM_MAX];
+	uint8_t e[16];
+	size_t l = mfs_fmt_f64(t, v);
+	if (mfs_parse_elem(dt, t, l, e))
+		return mfs_fmt_f64(out, v);
+	return mfs_fmt_elem(out, dt, e);
+}
+
 static void fmt_bound(const struct mfs_stats *s, bool is_max, char out[MFS_NUM_MAX + 1])
 {
 	size_t n;
@@ -277,10 +289,8 @@ static void fmt_bound(const struct mfs_stats *s, bool is_max, char out[MFS_NUM_M
 		n = mfs_fmt_i64(out, is_max ? s->imax : s->imin);
 	else if (s->exact)
 		n = mfs_fmt_u64(out, is_max ? s->umax : s->umin);
-	else if (s->dtype == MFS_DT_F16)
-		n = mfs_fmt_f16(out, mfs_f64_to_f16(v));
-	else if (s->dtype == MFS_DT_F32)
-		n = mfs_fmt_f32(out, (float)v);
+	else if (mfs_dtype_info(s->dtype)->kind == MFS_DK_FLOAT)
+		n = fmt_in_dtype(s->dtype, v, out);
 	else
 		n = mfs_fmt_f64(out, v);
 	out[n] = '\0';

@@ -1,31 +1,59 @@
-/* The dtype table: names, sizes and .npy descriptors. */
+/* The dtype table: one row per element type (see struct mfs_dtype_info). */
 #include "dtype.h"
+
+#include "numtext_elem.h"
 
 #include <string.h>
 
+/* A numeric row: name, descr, size, kind, stats, its text functions, range. */
+#define NUM(T, name, npy, size, kind, stats, range) \
+	{name, npy, size, kind, true, stats, mfs_elem_fmt_##T, mfs_elem_parse_##T, range, NULL, 0}
+/* A float row, and a complex one of two floats of dtype part. */
+#define FLOAT(T, name, npy, size, stats, range) \
+	{name, npy, size, MFS_DK_FLOAT, true, stats, mfs_elem_fmt_##T, mfs_elem_parse_##T, range, \
+	 mfs_elem_widen_##T, 0}
+#define COMPLEX(T, name, npy, size, part, range) \
+	{name, npy, size, MFS_DK_COMPLEX, true, true, mfs_elem_fmt_##T, mfs_elem_parse_##T, range, \
+	 mfs_elem_widen_##T, part}
+/* A row without values.txt. */
+#define BYTES(name, size, kind) {name, NULL, size, kind, false, false, NULL, NULL, NULL, NULL, 0}
+
+#define F16_RANGE "-65504 to 65504"
+#define F32_RANGE "-3.4028235e+38 to 3.4028235e+38"
+#define F64_RANGE "-1.7976931348623157e+308 to 1.7976931348623157e+308"
+
 static const struct mfs_dtype_info table[MFS_DT_COUNT] = {
-	[MFS_DT_INVALID] = {"invalid", NULL, 0, MFS_DK_OPAQUE, false},
-	[MFS_DT_I8] = {"int8", "|i1", 1, MFS_DK_SIGNED, true},
-	[MFS_DT_U8] = {"uint8", "|u1", 1, MFS_DK_UNSIGNED, true},
-	[MFS_DT_I16] = {"int16", "<i2", 2, MFS_DK_SIGNED, true},
-	[MFS_DT_U16] = {"uint16", "<u2", 2, MFS_DK_UNSIGNED, true},
-	[MFS_DT_I32] = {"int32", "<i4", 4, MFS_DK_SIGNED, true},
-	[MFS_DT_U32] = {"uint32", "<u4", 4, MFS_DK_UNSIGNED, true},
-	[MFS_DT_I64] = {"int64", "<i8", 8, MFS_DK_SIGNED, true},
-	[MFS_DT_U64] = {"uint64", "<u8", 8, MFS_DK_UNSIGNED, true},
-	[MFS_DT_F16] = {"float16", "<f2", 2, MFS_DK_FLOAT, true},
-	[MFS_DT_F32] = {"float32", "<f4", 4, MFS_DK_FLOAT, true},
-	[MFS_DT_F64] = {"float64", "<f8", 8, MFS_DK_FLOAT, true},
-	[MFS_DT_BOOL] = {"bool", "|b1", 1, MFS_DK_BOOL, true},
+	[MFS_DT_INVALID] = BYTES("invalid", 0, MFS_DK_OPAQUE),
+	[MFS_DT_I8] = NUM(i8, "int8", "|i1", 1, MFS_DK_SIGNED, true, "-128 to 127"),
+	[MFS_DT_U8] = NUM(u8, "uint8", "|u1", 1, MFS_DK_UNSIGNED, true, "0 to 255"),
+	[MFS_DT_I16] = NUM(i16, "int16", "<i2", 2, MFS_DK_SIGNED, true, "-32768 to 32767"),
+	[MFS_DT_U16] = NUM(u16, "uint16", "<u2", 2, MFS_DK_UNSIGNED, true, "0 to 65535"),
+	[MFS_DT_I32] = NUM(i32, "int32", "<i4", 4, MFS_DK_SIGNED, true,
+			   "-2147483648 to 2147483647"),
+	[MFS_DT_U32] = NUM(u32, "uint32", "<u4", 4, MFS_DK_UNSIGNED, true, "0 to 4294967295"),
+	[MFS_DT_I64] = NUM(i64, "int64", "<i8", 8, MFS_DK_SIGNED, true,
+			   "-9223372036854775808 to 9223372036854775807"),
+	[MFS_DT_U64] = NUM(u64, "uint64", "<u8", 8, MFS_DK_UNSIGNED, true,
+			   "0 to 18446744073709551615"),
+	[MFS_DT_F16] = FLOAT(f16, "float16", "<f2", 2, true, F16_RANGE),
+	[MFS_DT_F32] = FLOAT(f32, "float32", "<f4", 4, true, F32_RANGE),
+	[MFS_DT_F64] = FLOAT(f64, "float64", "<f8", 8, true, F64_RANGE),
+	[MFS_DT_BOOL] = NUM(bool, "bool", "|b1", 1, MFS_DK_BOOL, true, "0 or 1"),
 	/* NumPy has no complex32: a structured descr keeps numpy.load working. */
-	[MFS_DT_C32] = {"complex32", "[('re', '<f2'), ('im', '<f2')]", 4, MFS_DK_COMPLEX, true},
-	[MFS_DT_C64] = {"complex64", "<c8", 8, MFS_DK_COMPLEX, true},
-	[MFS_DT_C128] = {"complex128", "<c16", 16, MFS_DK_COMPLEX, true},
-	[MFS_DT_CHAR8] = {"char8", "|u1", 1, MFS_DK_CHAR, true},
-	[MFS_DT_CHAR16] = {"char16", NULL, 2, MFS_DK_CHAR, false},
-	[MFS_DT_CHAR32] = {"char32", NULL, 4, MFS_DK_CHAR, false},
-	[MFS_DT_VOID] = {"void", NULL, 0, MFS_DK_OPAQUE, false},
-	[MFS_DT_OPAQUE] = {"opaque", NULL, 0, MFS_DK_OPAQUE, false},
+	[MFS_DT_C32] = COMPLEX(c32, "complex32", "[('re', '<f2'), ('im', '<f2')]", 4, MFS_DT_F16,
+			       F16_RANGE),
+	[MFS_DT_C64] = COMPLEX(c64, "complex64", "<c8", 8, MFS_DT_F32, F32_RANGE),
+	[MFS_DT_C128] = COMPLEX(c128, "complex128", "<c16", 16, MFS_DT_F64, F64_RANGE),
+	/* A string: values.txt shows its bytes as uint8 does. */
+	[MFS_DT_CHAR8] = NUM(u8, "char8", "|u1", 1, MFS_DK_CHAR, false, "0 to 255"),
+	[MFS_DT_CHAR16] = BYTES("char16", 2, MFS_DK_CHAR),
+	[MFS_DT_CHAR32] = BYTES("char32", 4, MFS_DK_CHAR),
+	[MFS_DT_VOID] = BYTES("void", 0, MFS_DK_OPAQUE),
+	[MFS_DT_OPAQUE] = BYTES("opaque", 0, MFS_DK_OPAQUE),
+	/* ml_dtypes' names; NumPy has none of them (no data.npy yet). */
+	[MFS_DT_BF16] = FLOAT(bf16, "bfloat16", NULL, 2, true, "-3.3895314e+38 to 3.3895314e+38"),
+	[MFS_DT_F8E4M3] = FLOAT(f8e4m3, "float8_e4m3fn", NULL, 1, true, "-448 to 448"),
+	[MFS_DT_F8E5M2] = FLOAT(f8e5m2, "float8_e5m2", NULL, 1, true, "-57344 to 57344"),
 };
 
 const struct mfs_dtype_info *mfs_dtype_info(enum mfs_dtype dt)
@@ -52,5 +80,13 @@ enum mfs_dtype mfs_dtype_from_npy(const char *descr, size_t len)
 		    (descr[0] == '<' || descr[0] == '=' || (descr[0] == '|' && table[dt].size == 1)))
 			return (enum mfs_dtype)dt;
 	}
+	return MFS_DT_INVALID;
+}
+
+enum mfs_dtype mfs_dtype_from_name(const char *name)
+{
+	for (int dt = MFS_DT_I8; dt < MFS_DT_COUNT; dt++)
+		if (!strcmp(table[dt].name, name))
+			return (enum mfs_dtype)dt;
 	return MFS_DT_INVALID;
 }

@@ -18,6 +18,9 @@ enum mfs_dtype {
 	MFS_DT_CHAR16, MFS_DT_CHAR32,
 	MFS_DT_VOID,   /* zero-sized elements */
 	MFS_DT_OPAQUE, /* bytes with no numeric meaning; size and name per tensor */
+	MFS_DT_BF16,   /* bfloat16: float32's top half; no NumPy equivalent */
+	MFS_DT_F8E4M3, /* float8_e4m3fn: no inf, nan is S.1111.111, largest 448 */
+	MFS_DT_F8E5M2, /* float8_e5m2: IEEE-like, largest 57344 */
 	MFS_DT_COUNT
 };
 
@@ -26,15 +29,34 @@ enum mfs_dkind {
 	MFS_DK_COMPLEX, MFS_DK_CHAR, MFS_DK_OPAQUE,
 };
 
+/* One row per element type: everything that differs between dtypes is
+ * here, so that adding one is adding a row (code that needs more than a row
+ * holds, such as float32's fast text paths, tests the dtype itself). */
 struct mfs_dtype_info {
 	const char *name;     /* NumPy name, or the format's own lower-case name */
 	const char *npy;      /* .npy descr ("<f4"), NULL when there is no .npy view */
 	uint8_t size;         /* bytes per element; 0 for void and opaque (per tensor) */
 	uint8_t kind;         /* enum mfs_dkind */
 	bool numeric;         /* has values.txt */
+	bool stats;           /* has stats (mfs_stats_supported) */
+	/* values.txt of one element at src (little-endian, any alignment), as
+	 * numtext.h says; NULL when not numeric. */
+	size_t (*fmt)(char *out, const void *src);
+	/* One token into one element at dst: 0, -EINVAL or -ERANGE. */
+	int (*parse)(const char *s, size_t n, void *dst);
+	const char *range;    /* what it holds, for messages ("0 to 255"); NULL: no values */
+	/* Floats and complex: n elements at src as doubles, a complex as its
+	 * magnitude (NaN when a part is NaN); NULL for the others (stats
+	 * reads integers and bool exactly by kind and size). */
+	void (*widen)(double *out, const void *src, size_t n);
+	uint8_t part;         /* complex: the dtype of each half; else 0 */
 };
 
 const struct mfs_dtype_info *mfs_dtype_info(enum mfs_dtype dt);
+
+/* The dtype of a name of the table ("float32", "bfloat16"); MFS_DT_INVALID
+ * if none. */
+enum mfs_dtype mfs_dtype_from_name(const char *name);
 
 /* NumPy descr ("<f4", "|u1", ...) to dtype; MFS_DT_INVALID if unknown. */
 enum mfs_dtype mfs_dtype_from_npy(const char *descr, size_t len);

@@ -2,7 +2,6 @@
 #include "error.h"
 
 #include <errno.h>
-#include <float.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -107,39 +106,15 @@ const char *mfs_shape_text(char *out, uint32_t ndim, const uint64_t *dims)
 	return out;
 }
 
-/* What dt holds, for a message. */
-static const char *dtype_range(enum mfs_dtype dt, char out[80])
-{
-	switch (dt) {
-	case MFS_DT_I8: return "-128 to 127";
-	case MFS_DT_U8: return "0 to 255";
-	case MFS_DT_I16: return "-32768 to 32767";
-	case MFS_DT_U16: return "0 to 65535";
-	case MFS_DT_I32: return "-2147483648 to 2147483647";
-	case MFS_DT_U32: return "0 to 4294967295";
-	case MFS_DT_I64: return "-9223372036854775808 to 9223372036854775807";
-	case MFS_DT_U64: return "0 to 18446744073709551615";
-	case MFS_DT_BOOL: return "0 or 1";
-	case MFS_DT_F16: case MFS_DT_C32: return "-65504 to 65504";
-	default: {
-		char num[MFS_NUM_MAX];
-		size_t l = dt == MFS_DT_F32 || dt == MFS_DT_C64 ? mfs_fmt_f32(num, FLT_MAX)
-								  : mfs_fmt_f64(num, DBL_MAX);
-		snprintf(out, 80, "-%.*s to %.*s", (int)l, num, (int)l, num);
-		return out;
-	}
-	}
-}
-
 int mfs_value_error(struct mfs_err *err, int r, enum mfs_dtype dt, const char *tok, size_t n,
 		    const char *where)
 {
-	char q[MFS_QUOTE_MAX], range[80];
+	char q[MFS_QUOTE_MAX];
 	mfs_quote(q, tok, n);
 	const struct mfs_dtype_info *di = mfs_dtype_info(dt);
 	if (r == -ERANGE)
 		return mfs_error(err, ERANGE, "%s is out of range for %s, which holds %s (%s)", q,
-				 di->name, dtype_range(dt, range), where);
+				 di->name, di->range ? di->range : "no values", where);
 	const char *what = di->kind == MFS_DK_FLOAT ? "a number"
 			 : di->kind == MFS_DK_COMPLEX ? "a complex number"
 			 : di->kind == MFS_DK_BOOL ? "a bool (0 or 1)"

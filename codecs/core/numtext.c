@@ -1,12 +1,14 @@
 /* Numbers as text (see numtext.h): float16 conversions, strict integer and
- * float parsing, and elements of every numeric dtype. fast_float sits behind
- * numtext_shim.cc; formatting is in numtext_fmt.c. */
+ * float parsing. fast_float sits behind numtext_shim.cc; formatting is in
+ * numtext_fmt.c, the small floats in numtext_mini.c, elements of each dtype
+ * in numtext_elem.c. */
 #include "numtext.h"
 
 #include <errno.h>
 #include <stdbool.h>
 #include <string.h>
 
+#include "numtext_impl.h"
 #include "numtext_shim.h"
 
 /* --- float16 -------------------------------------------------------------- */
@@ -140,14 +142,6 @@ int mfs_parse_u64(const char *s, size_t n, uint64_t max, uint64_t *out)
 	return 0;
 }
 
-enum { FT_NUM, FT_INF, FT_NAN };
-
-/* A float token split into its sign and its body [p, end). */
-struct ftok {
-	const char *p, *end;
-	bool neg;
-};
-
 static bool word_is(const char *p, size_t n, const char *lower)
 {
 	for (size_t i = 0; i < n; i++)
@@ -156,9 +150,8 @@ static bool word_is(const char *p, size_t n, const char *lower)
 	return lower[n] == '\0';
 }
 
-/* FT_NUM (body still to be checked by the shim), FT_INF, FT_NAN or -EINVAL.
- * The sign is taken here because fast_float refuses '+'. */
-static int scan_float(const char *s, size_t n, struct ftok *t)
+/* The sign is taken here because fast_float refuses '+'. */
+int mfs_scan_float(const char *s, size_t n, struct mfs_ftok *t)
 {
 	if (!n)
 		return -EINVAL;
@@ -171,29 +164,29 @@ static int scan_float(const char *s, size_t n, struct ftok *t)
 	t->p = p;
 	t->end = end;
 	if ((unsigned)(*p - '0') < 10 || *p == '.')
-		return FT_NUM;
+		return MFS_FT_NUM;
 	size_t len = (size_t)(end - p);
 	if (word_is(p, len, "nan"))
-		return FT_NAN;
+		return MFS_FT_NAN;
 	if (word_is(p, len, "inf") || word_is(p, len, "infinity"))
-		return FT_INF;
+		return MFS_FT_INF;
 	return -EINVAL;
 }
 
 int mfs_parse_f32(const char *s, size_t n, float *out)
 {
-	struct ftok t;
-	int kind = scan_float(s, n, &t);
+	struct mfs_ftok t;
+	int kind = mfs_scan_float(s, n, &t);
 	if (kind < 0)
 		return kind;
 	float v;
-	if (kind == FT_NUM) {
+	if (kind == MFS_FT_NUM) {
 		if (mfs_shim_parse_f32(t.p, t.end, &v) != t.end)
 			return -EINVAL;
 		if (__builtin_isinf(v))
 			return -ERANGE;
 	} else {
-		uint32_t b = kind == FT_INF ? 0x7f800000u : 0x7fc00000u;
+		uint32_t b = kind == MFS_FT_INF ? 0x7f800000u : 0x7fc00000u;
 		memcpy(&v, &b, sizeof(v));
 	}
 	*out = t.neg ? -v : v;
@@ -202,18 +195,18 @@ int mfs_parse_f32(const char *s, size_t n, float *out)
 
 int mfs_parse_f64(const char *s, size_t n, double *out)
 {
-	struct ftok t;
-	int kind = scan_float(s, n, &t);
+	struct mfs_ftok t;
+	int kind = mfs_scan_float(s, n, &t);
 	if (kind < 0)
 		return kind;
 	double v;
-	if (kind == FT_NUM) {
+	if (kind == MFS_FT_NUM) {
 		if (mfs_shim_parse_f64(t.p, t.end, &v) != t.end)
 			return -EINVAL;
 		if (__builtin_isinf(v))
 			return -ERANGE;
 	} else {
-		uint64_t b = kind == FT_INF ? 0x7ff0000000000000ull : 0x7ff8000000000000ull;
+		uint64_t b = kind == MFS_FT_INF ? 0x7ff0000000000000ull : 0x7ff8000000000000ull;
 		memcpy(&v, &b, sizeof(v));
 	}
 	*out = t.neg ? -v : v;
@@ -242,7 +235,11 @@ static int cmp_dyadic(const char *p, const char *end, uint64_t x)
 	}
 	while (nd > 0 && dd[nd - 1] == '0')
 		nd--;
+	return mfs_cmp_dec_text(p, end, dd, nd, dexp);
+}
 
+int mfs_cmp_dec_text(const char *p, const char *end, const char *dd, int nd, int dexp)
+{
 	const char *mend = p;
 	while (mend < end && *mend != 'e' && *mend != 'E')
 		mend++;
@@ -287,13 +284,13 @@ static int cmp_dyadic(const char *p, const char *end, uint64_t x)
 
 int mfs_parse_f16(const char *s, size_t n, uint16_t *out)
 {
-	struct ftok t;
-	int kind = scan_float(s, n, &t);
+	struct mfs_ftok t;
+	int kind = mfs_scan_float(s, n, &t);
 	if (kind < 0)
 		return kind;
 	uint16_t sign = t.neg ? 0x8000 : 0;
-	if (kind != FT_NUM) {
-		*out = sign | (kind == FT_INF ? 0x7c00 : 0x7e00);
+	if (kind != MFS_FT_NUM) {
+		*out = sign | (kind == MFS_FT_INF ? 0x7c00 : 0x7e00);
 		return 0;
 	}
 	double d;
@@ -313,234 +310,4 @@ int mfs_parse_f16(const char *s, size_t n, uint16_t *out)
 		return -ERANGE;
 	*out = sign | h;
 	return 0;
-}
-
-/* --- Elements ------------------------------------------------------------- */
-
-static inline uint64_t ld_le(const uint8_t *b, unsigned size)
-{
-	uint64_t v = 0;
-	for (unsigned i = 0; i < size; i++)
-		v |= (uint64_t)b[i] << (8 * i);
-	return v;
-}
-
-static inline void st_le(uint8_t *b, uint64_t v, unsigned size)
-{
-	for (unsigned i = 0; i < size; i++)
-		b[i] = (uint8_t)(v >> (8 * i));
-}
-
-static inline float f32_at(const uint8_t *b)
-{
-	uint32_t u = (uint32_t)ld_le(b, 4);
-	float v;
-	memcpy(&v, &u, sizeof(v));
-	return v;
-}
-
-static inline double f64_at(const uint8_t *b)
-{
-	uint64_t u = ld_le(b, 8);
-	double v;
-	memcpy(&v, &u, sizeof(v));
-	return v;
-}
-
-/* One float part (ft is F16, F32 or F64) of a complex at b; *neg tells
- * whether its sign bit is set. */
-static size_t fmt_part(char *out, enum mfs_dtype ft, const uint8_t *b, bool *neg)
-{
-	switch (ft) {
-	case MFS_DT_F16:
-		*neg = b[1] >> 7;
-		return mfs_fmt_f16(out, (uint16_t)ld_le(b, 2));
-	case MFS_DT_F32:
-		*neg = b[3] >> 7;
-		return mfs_fmt_f32(out, f32_at(b));
-	default:
-		*neg = b[7] >> 7;
-		return mfs_fmt_f64(out, f64_at(b));
-	}
-}
-
-/* "re+imj": the imaginary part always carries a sign ("1-0j", "1-nanj"). */
-static size_t fmt_complex(char *out, enum mfs_dtype ft, unsigned half, const uint8_t *b)
-{
-	bool neg;
-	size_t n = fmt_part(out, ft, b, &neg);
-	char *p = out + n;
-	char im[MFS_NUM_MAX];
-	size_t m = fmt_part(im, ft, b + half, &neg);
-	if (!neg)
-		*p++ = '+';
-	memcpy(p, im, m);
-	p += m;
-	*p++ = 'j';
-	return (size_t)(p - out);
-}
-
-size_t mfs_fmt_elem(char *out, enum mfs_dtype dt, const void *src)
-{
-	const uint8_t *b = src;
-	switch (dt) {
-	case MFS_DT_I8:
-		return mfs_fmt_i64(out, (int8_t)b[0]);
-	case MFS_DT_U8:
-	case MFS_DT_CHAR8:
-		return mfs_fmt_u64(out, b[0]);
-	case MFS_DT_I16:
-		return mfs_fmt_i64(out, (int16_t)ld_le(b, 2));
-	case MFS_DT_U16:
-		return mfs_fmt_u64(out, ld_le(b, 2));
-	case MFS_DT_I32:
-		return mfs_fmt_i64(out, (int32_t)ld_le(b, 4));
-	case MFS_DT_U32:
-		return mfs_fmt_u64(out, ld_le(b, 4));
-	case MFS_DT_I64:
-		return mfs_fmt_i64(out, (int64_t)ld_le(b, 8));
-	case MFS_DT_U64:
-		return mfs_fmt_u64(out, ld_le(b, 8));
-	case MFS_DT_F16:
-		return mfs_fmt_f16(out, (uint16_t)ld_le(b, 2));
-	case MFS_DT_F32:
-		return mfs_fmt_f32(out, f32_at(b));
-	case MFS_DT_F64:
-		return mfs_fmt_f64(out, f64_at(b));
-	case MFS_DT_BOOL:
-		/* NumPy reads any non-zero byte as True. */
-		out[0] = b[0] ? '1' : '0';
-		return 1;
-	case MFS_DT_C32:
-		return fmt_complex(out, MFS_DT_F16, 2, b);
-	case MFS_DT_C64:
-		return fmt_complex(out, MFS_DT_F32, 4, b);
-	case MFS_DT_C128:
-		return fmt_complex(out, MFS_DT_F64, 8, b);
-	default:
-		return 0;
-	}
-}
-
-static int parse_float_part(enum mfs_dtype ft, const char *s, size_t n, uint8_t *dst)
-{
-	int r;
-	switch (ft) {
-	case MFS_DT_F16: {
-		uint16_t h;
-		if (!(r = mfs_parse_f16(s, n, &h)))
-			st_le(dst, h, 2);
-		return r;
-	}
-	case MFS_DT_F32: {
-		float v;
-		uint32_t u;
-		if (!(r = mfs_parse_f32(s, n, &v))) {
-			memcpy(&u, &v, sizeof(u));
-			st_le(dst, u, 4);
-		}
-		return r;
-	}
-	default: {
-		double v;
-		uint64_t u;
-		if (!(r = mfs_parse_f64(s, n, &v))) {
-			memcpy(&u, &v, sizeof(u));
-			st_le(dst, u, 8);
-		}
-		return r;
-	}
-	}
-}
-
-/* Python's complex() syntax without blanks: "re+imj", "re-imj", "(re+imj)",
- * "imj", a plain real; 'J' too, and a bare "j"/"+j"/"-j" for a unit. */
-static int parse_complex(enum mfs_dtype ft, unsigned half, const char *s, size_t n, uint8_t *dst)
-{
-	uint8_t tmp[16] = {0};
-	if (n >= 2 && s[0] == '(' && s[n - 1] == ')') {
-		s++;
-		n -= 2;
-	}
-	if (!n)
-		return -EINVAL;
-	if (s[n - 1] != 'j' && s[n - 1] != 'J') {
-		int r = parse_float_part(ft, s, n, tmp);
-		if (!r)
-			memcpy(dst, tmp, 2 * half);
-		return r;
-	}
-	/* The imaginary part starts at the last sign that is not an exponent's. */
-	size_t k = n - 1;
-	while (k > 0 && !((s[k] == '+' || s[k] == '-') && s[k - 1] != 'e' && s[k - 1] != 'E'))
-		k--;
-	const char *im = s + k;
-	size_t imn = n - 1 - k;
-	int rr = 0, ri;
-	if (k)
-		rr = parse_float_part(ft, s, k, tmp);
-	if (imn == 0 || (imn == 1 && (im[0] == '+' || im[0] == '-'))) {
-		bool uneg = imn && im[0] == '-';
-		ri = parse_float_part(ft, uneg ? "-1" : "1", uneg ? 2 : 1, tmp + half);
-	} else {
-		ri = parse_float_part(ft, im, imn, tmp + half);
-	}
-	if (rr == -EINVAL || ri == -EINVAL)
-		return -EINVAL;
-	if (rr || ri)
-		return rr ? rr : ri;
-	memcpy(dst, tmp, 2 * half);
-	return 0;
-}
-
-int mfs_parse_elem(enum mfs_dtype dt, const char *s, size_t n, void *dst)
-{
-	uint8_t *b = dst;
-	const struct mfs_dtype_info *di = mfs_dtype_info(dt);
-	unsigned size = di->size;
-	int r;
-	switch (dt) {
-	case MFS_DT_I8:
-	case MFS_DT_I16:
-	case MFS_DT_I32:
-	case MFS_DT_I64: {
-		int64_t max = INT64_MAX >> (64 - 8 * size), v;
-		if (!(r = mfs_parse_i64(s, n, -max - 1, max, &v)))
-			st_le(b, (uint64_t)v, size);
-		return r;
-	}
-	case MFS_DT_U8:
-	case MFS_DT_U16:
-	case MFS_DT_U32:
-	case MFS_DT_U64:
-	case MFS_DT_CHAR8: {
-		uint64_t v;
-		if (!(r = mfs_parse_u64(s, n, UINT64_MAX >> (64 - 8 * size), &v)))
-			st_le(b, v, size);
-		return r;
-	}
-	case MFS_DT_BOOL: {
-		uint64_t v;
-		if ((n == 4 && (!memcmp(s, "true", 4) || !memcmp(s, "True", 4))))
-			v = 1;
-		else if (n == 5 && (!memcmp(s, "false", 5) || !memcmp(s, "False", 5)))
-			v = 0;
-		else if ((r = mfs_parse_u64(s, n, 1, &v)))
-			return r;
-		b[0] = (uint8_t)v;
-		return 0;
-	}
-	case MFS_DT_F16:
-	case MFS_DT_F32:
-	case MFS_DT_F64:
-		return parse_float_part(dt, s, n, b);
-	case MFS_DT_C32:
-		return parse_complex(MFS_DT_F16, 2, s, n, b);
-	case MFS_DT_C64:
-		return parse_complex(MFS_DT_F32, 4, s, n, b);
-	case MFS_DT_C128:
-		return parse_complex(MFS_DT_F64, 8, s, n, b);
-	default:
-		return -EINVAL;
-	}
 }

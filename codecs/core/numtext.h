@@ -69,6 +69,21 @@ const char *mfs_parse_f64_prefix(const char *s, const char *end, double *out);
 size_t mfs_parse_f32_run(const char *s, const char *end, const uint8_t sep[256], void *out,
 			 size_t max, const char **stop, uint64_t *nl);
 
+/* bfloat16, float8_e4m3fn (no inf; nan is S.1111.111; largest 448) and
+ * float8_e5m2 (IEEE-like; largest 57344), by their bits: shortest text that
+ * reads back, and parsing to nearest, ties to even. "inf" into
+ * float8_e4m3fn is -ERANGE, like any finite value beyond a type's range. */
+size_t mfs_fmt_bf16(char *out, uint16_t bits);
+size_t mfs_fmt_f8e4m3(char *out, uint8_t bits);
+size_t mfs_fmt_f8e5m2(char *out, uint8_t bits);
+int mfs_parse_bf16(const char *s, size_t n, uint16_t *out);
+int mfs_parse_f8e4m3(const char *s, size_t n, uint8_t *out);
+int mfs_parse_f8e5m2(const char *s, size_t n, uint8_t *out);
+/* Their values, exact in a float (NaN keeps the sign). */
+float mfs_bf16_to_f32(uint16_t bits);
+float mfs_f8e4m3_to_f32(uint8_t bits);
+float mfs_f8e5m2_to_f32(uint8_t bits);
+
 /* IEEE binary16 conversions; to-half rounds to nearest, ties to even. */
 float mfs_f16_to_f32(uint16_t h);
 uint16_t mfs_f64_to_f16(double d);

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "numtext_impl.h"
 #include "numtext_shim.h"
 
 static const char digits2[200] =
@@ -189,6 +190,21 @@ static size_t fmt_zero(char *out, bool neg)
 	}
 	memcpy(out, "-0", 2);
 	return 2;
+}
+
+size_t mfs_fmt_dec32(char *out, bool neg, uint32_t sig, int k)
+{
+	return layout32(out, neg, sig, k);
+}
+
+size_t mfs_fmt_special(char *out, bool neg, bool nan)
+{
+	return fmt_special(out, neg, nan);
+}
+
+size_t mfs_fmt_zero(char *out, bool neg)
+{
+	return fmt_zero(out, neg);
 }
 
 /* --- float32 -------------------------------------------------------------- */

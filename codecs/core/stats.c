@@ -16,15 +16,7 @@
 
 bool mfs_stats_supported(enum mfs_dtype dt)
 {
-	switch (dt) {
-	case MFS_DT_I8: case MFS_DT_U8: case MFS_DT_I16: case MFS_DT_U16:
-	case MFS_DT_I32: case MFS_DT_U32: case MFS_DT_I64: case MFS_DT_U64:
-	case MFS_DT_F16: case MFS_DT_F32: case MFS_DT_F64: case MFS_DT_BOOL:
-	case MFS_DT_C32: case MFS_DT_C64: case MFS_DT_C128:
-		return true;
-	default:
-		return false;
-	}
+	return mfs_dtype_info(dt)->stats;
 }
 
 void mfs_stats_init(struct mfs_stats *s, enum mfs_dtype dt)
@@ -127,52 +119,26 @@ static void exact_u(struct mfs_stats *s, uint64_t x)
 		s->umax = x;
 }
 
-static double magnitude(double re, double im)
+/* k integers or bools of es bytes at p as doubles into v, and into the exact
+ * min/max. */
+static void exact_block(struct mfs_stats *s, const uint8_t *p, size_t k, unsigned es, double *v)
 {
-	if (isnan(re) || isnan(im))
-		return NAN;
-	return hypot(re, im);
-}
-
-static double f32_at(const uint8_t *p)
-{
-	float f;
-	memcpy(&f, p, 4);
-	return f;
-}
-
-static double f64_at(const uint8_t *p)
-{
-	double d;
-	memcpy(&d, p, 8);
-	return d;
-}
-
-static double f16_at(const uint8_t *p)
-{
-	return mfs_f16_to_f32(mfs_le16(p));
-}
-
-/* Element i of a block as a double (and into the exact min/max). */
-static double value(struct mfs_stats *s, const uint8_t *p)
-{
-	switch (s->dtype) {
-	case MFS_DT_I8: { int64_t x = (int8_t)p[0]; exact_i(s, x); return (double)x; }
-	case MFS_DT_U8: { uint64_t x = p[0]; exact_u(s, x); return (double)x; }
-	case MFS_DT_BOOL: { uint64_t x = p[0] != 0; exact_u(s, x); return (double)x; }
-	case MFS_DT_I16: { int64_t x = (int16_t)mfs_le16(p); exact_i(s, x); return (double)x; }
-	case MFS_DT_U16: { uint64_t x = mfs_le16(p); exact_u(s, x); return (double)x; }
-	case MFS_DT_I32: { int64_t x = (int32_t)mfs_le32(p); exact_i(s, x); return (double)x; }
-	case MFS_DT_U32: { uint64_t x = mfs_le32(p); exact_u(s, x); return (double)x; }
-	case MFS_DT_I64: { int64_t x = (int64_t)mfs_le64(p); exact_i(s, x); return (double)x; }
-	case MFS_DT_U64: { uint64_t x = mfs_le64(p); exact_u(s, x); return (double)x; }
-	case MFS_DT_F16: return f16_at(p);
-	case MFS_DT_F32: return f32_at(p);
-	case MFS_DT_F64: return f64_at(p);
-	case MFS_DT_C32: return magnitude(f16_at(p), f16_at(p + 2));
-	case MFS_DT_C64: return magnitude(f32_at(p), f32_at(p + 4));
-	case MFS_DT_C128: return magnitude(f64_at(p), f64_at(p + 8));
-	default: return NAN;
+	bool is_bool = mfs_dtype_info(s->dtype)->kind == MFS_DK_BOOL;
+	for (size_t i = 0; i < k; i++, p += es) {
+		uint64_t u = es == 1 ? p[0] : es == 2 ? mfs_le16(p) : es == 4 ? mfs_le32(p)
+									: mfs_le64(p);
+		if (s->is_signed) {
+			/* Sign-extend from es bytes. */
+			unsigned sh = 64 - 8 * es;
+			int64_t x = (int64_t)(u << sh) >> sh;
+			exact_i(s, x);
+			v[i] = (double)x;
+		} else {
+			if (is_bool)
+				u = u != 0;
+			exact_u(s, u);
+			v[i] = (double)u;
+		}
 	}
 }
 
@@ -180,14 +146,17 @@ void mfs_stats_add(struct mfs_stats *s, const void *elems, uint64_t count)
 {
 	if (!mfs_stats_supported(s->dtype))
 		return;
-	unsigned es = mfs_dtype_info(s->dtype)->size;
+	const struct mfs_dtype_info *di = mfs_dtype_info(s->dtype);
+	unsigned es = di->size;
 	const uint8_t *p = elems;
 	double v[BLOCK];
 	s->count += count;
 	while (count) {
 		size_t k = count < BLOCK ? (size_t)count : BLOCK;
-		for (size_t i = 0; i < k; i++)
-			v[i] = value(s, p + i * es);
+		if (di->widen)
+			di->widen(v, p, k);
+		else
+			exact_block(s, p, k, es, v);
 		add_doubles(s, v, k);
 		p += k * es;
 		count -= k;

@@ -32,26 +32,13 @@ size_t mfs_mtx_head(const struct mfs_tensor *t, char *h, size_t size)
 /* A complex value in MatrixMarket is "re im". */
 static size_t fmt_value(const struct mfs_tensor *t, const uint8_t *v, char *o)
 {
-	switch (t->dtype) {
-	case MFS_DT_C64: {
-		float re, im;
-		memcpy(&re, v, 4);
-		memcpy(&im, v + 4, 4);
-		size_t n = mfs_fmt_f32(o, re);
-		o[n++] = ' ';
-		return n + mfs_fmt_f32(o + n, im);
-	}
-	case MFS_DT_C128: {
-		double re, im;
-		memcpy(&re, v, 8);
-		memcpy(&im, v + 8, 8);
-		size_t n = mfs_fmt_f64(o, re);
-		o[n++] = ' ';
-		return n + mfs_fmt_f64(o + n, im);
-	}
-	default:
+	const struct mfs_dtype_info *di = mfs_dtype_info((enum mfs_dtype)t->dtype);
+	if (di->kind != MFS_DK_COMPLEX)
 		return mfs_fmt_elem(o, (enum mfs_dtype)t->dtype, v);
-	}
+	const struct mfs_dtype_info *pi = mfs_dtype_info((enum mfs_dtype)di->part);
+	size_t n = pi->fmt(o, v);
+	o[n++] = ' ';
+	return n + pi->fmt(o + n, v + pi->size);
 }
 
 int mfs_mtx_render(struct mfs_model *m, const void *tensor, uint64_t k,

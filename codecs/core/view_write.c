@@ -58,34 +58,16 @@ int mfs_submit_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_pa
 	return p->n == 0 && !p->has_sidecar ? 1 : 0;
 }
 
-/* Whether one float of type dt (F16, F32 or F64) at a is a NaN, and its sign. */
-static bool float_nan(enum mfs_dtype dt, const uint8_t *a, bool *neg)
+/* Floats of row fi equal bitwise, or both NaN with the same sign. */
+static bool same_float(const struct mfs_dtype_info *fi, const uint8_t *a, const uint8_t *b)
 {
-	if (dt == MFS_DT_F32) {
-		float x;
-		memcpy(&x, a, 4);
-		*neg = signbit(x);
-		return isnan(x);
-	}
-	if (dt == MFS_DT_F64) {
-		double x;
-		memcpy(&x, a, 8);
-		*neg = signbit(x);
-		return isnan(x);
-	}
-	uint16_t h;
-	memcpy(&h, a, 2);
-	*neg = h & 0x8000;
-	return (h & 0x7c00) == 0x7c00 && (h & 0x3ff);
-}
-
-/* Floats equal bitwise, or both NaN with the same sign. */
-static bool same_float(enum mfs_dtype ft, const uint8_t *a, const uint8_t *b, unsigned fs)
-{
-	bool na, nb;
+	unsigned fs = fi->size;
 	if (memcmp(a, b, fs) == 0)
 		return true;
-	return float_nan(ft, a, &na) && float_nan(ft, b, &nb) && na == nb;
+	double x, y;
+	fi->widen(&x, a, 1);
+	fi->widen(&y, b, 1);
+	return isnan(x) && isnan(y) && (a[fs - 1] >> 7) == (b[fs - 1] >> 7);
 }
 
 /* Whether two elements are equal for our purposes: bitwise; any NaN equals
@@ -96,16 +78,16 @@ static bool same_elem(enum mfs_dtype dt, const uint8_t *a, const uint8_t *b, uns
 {
 	if (memcmp(a, b, es) == 0)
 		return true;
-	switch (dt) {
-	case MFS_DT_F16: case MFS_DT_F32: case MFS_DT_F64:
-		return same_float(dt, a, b, es);
-	case MFS_DT_C32: case MFS_DT_C64: case MFS_DT_C128: {
-		enum mfs_dtype ft = dt == MFS_DT_C32 ? MFS_DT_F16 :
-				    dt == MFS_DT_C64 ? MFS_DT_F32 : MFS_DT_F64;
-		unsigned h = es / 2;
-		return same_float(ft, a, b, h) && same_float(ft, a + h, b + h, h);
+	const struct mfs_dtype_info *di = mfs_dtype_info(dt);
+	switch (di->kind) {
+	case MFS_DK_FLOAT:
+		return same_float(di, a, b);
+	case MFS_DK_COMPLEX: {
+		const struct mfs_dtype_info *pi = mfs_dtype_info((enum mfs_dtype)di->part);
+		unsigned h = pi->size;
+		return same_float(pi, a, b) && same_float(pi, a + h, b + h);
 	}
-	case MFS_DT_BOOL:
+	case MFS_DK_BOOL:
 		return (a[0] != 0) == (b[0] != 0);
 	default:
 		return false;
