@@ -137,7 +137,13 @@ static struct fsmodel *fm_get(struct inode *mi, const struct stat *st)
 	nf->stale = true;
 	pthread_mutex_init(&nf->lock, NULL);
 	pthread_mutex_init(&nf->commit, NULL);
-	pthread_rwlock_init(&nf->rw, NULL);
+	/* Readers first (glibc's default, said): a worker rendering for a
+	 * reader takes it as reader too while a commit waits to write. */
+	pthread_rwlockattr_t ra;
+	pthread_rwlockattr_init(&ra);
+	pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_READER_NP);
+	pthread_rwlock_init(&nf->rw, &ra);
+	pthread_rwlockattr_destroy(&ra);
 	/* Published under the table lock (the inotify thread looks at it
 	 * there); of two first lookups, the first one wins. */
 	pthread_mutex_lock(&fs.lock);
@@ -481,11 +487,18 @@ int fsmodel_commit(struct fsmodel *fm, struct inode *vi, const struct mfs_conten
 	}
 	struct mfs_commit_opts o = {.no_inplace = fs.o.no_inplace, .no_fsync = fs.o.no_fsync};
 	bool inplace = !o.no_inplace && mfs_patch_same_size(&p) && p.n;
-	if (inplace)
+	if (inplace) {
+		/* In place only when no other open file reads this source: one
+		 * reading an older generation must not see it change (it reads
+		 * its whole content, old, from the file a rewrite leaves). */
 		pthread_rwlock_wrlock(&fm->rw);
+		if (atomic_load(&fm->open_views) > 1) {
+			pthread_rwlock_unlock(&fm->rw);
+			inplace = false;
+			o.no_inplace = 1;
+		}
+	}
 	ret = mfs_commit(dfd, r->m, &p, &o, err);
-	if (inplace)
-		pthread_rwlock_unlock(&fm->rw);
 	if (ret == 0) {
 		/* The new generation, parsed from what is now on disk. */
 		struct stat st, side;
@@ -514,14 +527,33 @@ int fsmodel_commit(struct fsmodel *fm, struct inode *vi, const struct mfs_conten
 			pthread_mutex_unlock(&fm->lock);
 			log_error(vi, NULL, perr.code, perr.msg);
 		}
-		inode_foreach_model(fm, inval_one, NULL);
 	}
+	/* An opener waits for the new generation (see open_view). */
+	if (inplace)
+		pthread_rwlock_unlock(&fm->rw);
+	if (ret == 0)
+		inode_foreach_model(fm, inval_one, NULL);
 	close(dfd);
 out:
 	pthread_mutex_unlock(&fm->commit);
 	mfs_patch_free(&p);
 	mref_put(r);
 	return ret;
+}
+
+static void rw_hold(void *rw)
+{
+	pthread_rwlock_rdlock(rw);
+}
+
+static void rw_release(void *rw)
+{
+	pthread_rwlock_unlock(rw);
+}
+
+void fsmodel_hold_reads(struct fsmodel *fm, struct mfs_rcache *rc)
+{
+	mfs_rcache_hold(rc, rw_hold, rw_release, &fm->rw);
 }
 
 void fsmodel_check(struct fsmodel *fm)
