@@ -91,10 +91,18 @@ static struct mref *parse(struct inode *dir, const char *name, struct stat *st,
 {
 	int dfd = dir_fd(dir);
 	if (!fs.o.ro) {
-		/* A commit cut short by a crash is rolled back before anyone reads. */
+		/* A commit cut short by a crash is rolled back before anyone
+		 * reads; a journal a commit holds is left to it. */
 		struct mfs_err rerr = {0};
-		if (mfs_recover_file(dfd, name, &rerr) < 0)
+		if (mfs_recover_file(dfd, name, &rerr) < 0 && rerr.code != EBUSY)
 			log_error(dir, name, rerr.code, rerr.msg);
+	} else if (mfs_journal_abandoned(dfd, name, err) != 0) {
+		/* Read-only: the file may be half patched, and is not ours to
+		 * roll back. */
+		if (err->code != EBUSY)
+			mfs_error(err, EIO, "an interrupted commit left a journal: a writable mount"
+				  " must recover the file first");
+		return NULL;
 	}
 	struct mfs_model *m;
 	int r = mfs_model_open(&m, dfd, name, NULL, err);
@@ -281,11 +289,17 @@ static struct inode *source_file(struct inode *dir, const char *name, const stru
 	}
 	struct mfs_err err = {0};
 	struct stat pst = *st;
+	/* Not while a commit of ours patches it: after it, its generation. */
+	struct fsmodel *busy = fm_of(mi);
+	if (busy)
+		pthread_mutex_lock(&busy->commit);
 	struct mref *ref = parse(dir, name, &pst, &side, &err);
-	if (ref) {
+	if (ref)
 		attach(mi, ref, &pst, &side);
+	if (busy)
+		pthread_mutex_unlock(&busy->commit);
+	if (ref)
 		return mi;
-	}
 	inode_put(mi);
 	report_failure(dir, name, &pst, &err);
 	if (known)

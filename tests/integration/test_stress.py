@@ -9,7 +9,8 @@ truncating open empties: their reads are counted, not checked). Variants: values
 several MB of text (chunked, read-ahead and kept-text paths), 8 processes.
 
 MFS_STRESS_SECONDS: how long each variant runs (default 5).
-MFS_STRESS_REPEAT: how many times the whole set runs (default 1)."""
+MFS_STRESS_REPEAT: how many times the set runs (default 1).
+MFS_STRESS_ONLY: comma-separated test names to run (default all)."""
 import os
 import signal
 import struct
@@ -177,5 +178,9 @@ def test_eight_processes():
 
 
 if __name__ == "__main__":
-    run([test_values_txt, test_data, test_data_npy, test_no_text_cache, test_large_text,
-         test_eight_processes] * REPEAT)
+    tests = [test_values_txt, test_data, test_data_npy, test_no_text_cache, test_large_text,
+             test_eight_processes]
+    only = os.environ.get("MFS_STRESS_ONLY")
+    if only:
+        tests = [t for t in tests if t.__name__ in only.split(",")]
+    run(tests * REPEAT)
