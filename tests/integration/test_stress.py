@@ -10,7 +10,9 @@ several MB of text (chunked, read-ahead and kept-text paths), 8 processes.
 
 MFS_STRESS_SECONDS: how long each variant runs (default 5).
 MFS_STRESS_REPEAT: how many times the set runs (default 1).
-MFS_STRESS_ONLY: comma-separated test names to run (default all)."""
+MFS_STRESS_ONLY: comma-separated test names to run (default all).
+MFS_STRESS_SHAPE: the tensor of the 250x400 variants, e.g. 100x700 (more
+than 16 chunks of 4096 numbers keeps reading ahead on)."""
 import os
 import signal
 import struct
@@ -26,6 +28,7 @@ SECONDS = float(os.environ.get("MFS_STRESS_SECONDS", "5"))
 REPEAT = int(os.environ.get("MFS_STRESS_REPEAT", "1"))
 # A hang is declared after this long past the run's end (a busy 2-core
 # machine under a sanitizer is slow, a deadlock is forever).
+SHAPE = tuple(int(d) for d in os.environ.get("MFS_STRESS_SHAPE", "250x400").split("x"))
 GRACE = float(os.environ.get("MFS_STRESS_GRACE", "240"))
 
 
@@ -122,6 +125,9 @@ def stress(view, shape, readers, writers, opts=()):
         if any(w.poll() is None for w in workers):
             stacks = dump_threads(m)
             m.proc.send_signal(signal.SIGKILL)  # aborts the blocked requests
+            m.proc.wait()
+            m.proc = None  # (dead: nothing for the mount's stop to check)
+            subprocess.run(["fusermount3", "-u", "-z", m.mnt], stderr=subprocess.DEVNULL)
             for w in workers:
                 w.kill()
             raise AssertionError("hang: workers still running %.0f s after the end;"
@@ -153,19 +159,19 @@ def stress(view, shape, readers, writers, opts=()):
 
 
 def test_values_txt():
-    stress("values.txt", (250, 400), 4, 2)
+    stress("values.txt", SHAPE, 4, 2)
 
 
 def test_data():
-    stress("data", (250, 400), 4, 2)
+    stress("data", SHAPE, 4, 2)
 
 
 def test_data_npy():
-    stress("data.npy", (250, 400), 4, 2)
+    stress("data.npy", SHAPE, 4, 2)
 
 
 def test_no_text_cache():
-    stress("values.txt", (250, 400), 4, 2, ["-o", "text_cache=0"])
+    stress("values.txt", SHAPE, 4, 2, ["-o", "text_cache=0"])
 
 
 def test_large_text():
@@ -174,7 +180,7 @@ def test_large_text():
 
 
 def test_eight_processes():
-    stress("values.txt", (250, 400), 5, 3)
+    stress("values.txt", SHAPE, 5, 3)
 
 
 if __name__ == "__main__":
