@@ -295,10 +295,10 @@ static int roll_back(int dirfd, const char *jn, int jfd, struct mfs_err *err);
 /* The journal's lock: held by the committing process from the journal's
  * creation until it is removed (an open file description's lock, so that
  * even another thread of the same process sees it taken). */
-static int lock_journal(int jfd, bool wait)
+static int lock_journal(int jfd)
 {
 	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
-	return fcntl(jfd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &fl);
+	return fcntl(jfd, F_OFD_SETLKW, &fl);  /* a recovery holds it briefly */
 }
 
 /* A new journal, locked and still under its name. */
@@ -311,7 +311,7 @@ static int journal_create(int dirfd, const char *jn, struct mfs_err *err)
 		/* A recovery may have taken the empty journal for a torn one
 		 * between the two calls, and removed it: then again. */
 		struct stat js;
-		if (lock_journal(jfd, true) == 0 && fstat(jfd, &js) == 0 && js.st_nlink > 0)
+		if (lock_journal(jfd) == 0 && fstat(jfd, &js) == 0 && js.st_nlink > 0)
 			return jfd;
 		close(jfd);
 	}
