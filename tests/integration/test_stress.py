@@ -9,7 +9,8 @@ truncating open empties: their reads are counted, not checked). Variants: values
 several MB of text (chunked, read-ahead and kept-text paths), 8 processes.
 
 MFS_STRESS_SECONDS: how long each variant runs (default 5).
-MFS_STRESS_REPEAT: how many times the set runs (default 1).
+MFS_STRESS_REPEAT: rounds of readers and writers in each variant's mount,
+each checked (default 1).
 MFS_STRESS_ONLY: comma-separated test names to run (default all).
 MFS_STRESS_SHAPE: the tensor of the 250x400 variants, e.g. 100x700 (more
 than 16 chunks of 4096 numbers keeps reading ahead on)."""
@@ -115,47 +116,55 @@ def stress(view, shape, readers, writers, opts=()):
             with open(p, "wb") as f:
                 f.write(t)
             files.append(p)
-        workers = [subprocess.Popen(["/usr/bin/python3", "-c", WORKER, view_path,
-                                     "read" if k < readers else "write", str(SECONDS)] + files,
-                                    stdout=subprocess.PIPE, text=True)
-                   for k in range(readers + writers)]
-        deadline = time.time() + SECONDS + GRACE
-        while time.time() < deadline and any(w.poll() is None for w in workers):
-            time.sleep(0.2)
-        if any(w.poll() is None for w in workers):
-            stacks = dump_threads(m)
-            m.proc.send_signal(signal.SIGKILL)  # aborts the blocked requests
-            m.proc.wait()
-            m.proc = None  # (dead: nothing for the mount's stop to check)
-            subprocess.run(["fusermount3", "-u", "-z", m.mnt], stderr=subprocess.DEVNULL)
-            for w in workers:
-                w.kill()
-            raise AssertionError("hang: workers still running %.0f s after the end;"
-                                 " daemon threads:\n%s" % (GRACE, stacks))
-        outs = [w.communicate()[0] for w in workers]
-        done = [l.split() for o in outs for l in o.splitlines() if l.startswith("DONE")]
-        eq(len(done), readers + writers, "workers finished:\n" + "".join(outs))
-        torn = sum(int(d[3]) for d in done)
-        if view == "values.txt":
-            eq(torn, 0, "torn or foreign reads:\n" + "".join(outs)[-4000:])
-        check(m.proc.poll() is None, "the daemon died")
-        final = m.read("m.model", "params", "w", "value", view)
-        if view == "values.txt":
-            check(final in texts, "the view after the run is not a committed content")
-        want = a if final == texts[1] else b if final == texts[0] else None
-        reads = sum(int(d[2]) for d in done if d[1] == "read")
-        commits = sum(int(d[2]) for d in done if d[1] == "write")
-        m.stop()
-        # The source ends as a committed content, the one the view served last.
-        got = decode(m.s("m.model"))["params"]["w"]["value"]["values"]
-        got = np.array(got, dtype=np.float32)
-        whole = [np.array_equal(got, v.ravel(order="F")) for v in (a, b)]
-        check(any(whole), "the source is neither committed content (%d, %d elements differ)"
-              % tuple(int((got != v.ravel(order="F")).sum()) for v in (a, b)))
-        # The view's last read, when whole, shows it.
-        check(want is None or whole[0] == (want is a), "the source is not the last commit")
-    print("%s %s %s: %d reads (%d not whole), %d commits"
-          % (view, shape, " ".join(opts), reads, torn, commits))
+        total = [0, 0, 0]  # reads, not whole, commits
+        for _ in range(REPEAT):
+            r = one_round(m, view, view_path, files, texts, (a, b), readers, writers)
+            total = [x + y for x, y in zip(total, r)]
+    print("%s %s %s: %d rounds, %d reads (%d not whole), %d commits"
+          % (view, shape, " ".join(opts), REPEAT, total[0], total[1], total[2]))
+
+
+def one_round(m, view, view_path, files, texts, ab, readers, writers):
+    """Readers and writers for SECONDS, then the checks: (reads, reads not
+    whole, commits)."""
+    a, b = ab
+    workers = [subprocess.Popen(["/usr/bin/python3", "-c", WORKER, view_path,
+                                 "read" if k < readers else "write", str(SECONDS)] + files,
+                                stdout=subprocess.PIPE, text=True)
+               for k in range(readers + writers)]
+    deadline = time.time() + SECONDS + GRACE
+    while time.time() < deadline and any(w.poll() is None for w in workers):
+        time.sleep(0.2)
+    if any(w.poll() is None for w in workers):
+        stacks = dump_threads(m)
+        m.proc.send_signal(signal.SIGKILL)  # aborts the blocked requests
+        m.proc.wait()
+        m.proc = None  # (dead: nothing for the mount's stop to check)
+        subprocess.run(["fusermount3", "-u", "-z", m.mnt], stderr=subprocess.DEVNULL)
+        for w in workers:
+            w.kill()
+        raise AssertionError("hang: workers still running %.0f s after the end;"
+                             " daemon threads:\n%s" % (GRACE, stacks))
+    outs = [w.communicate()[0] for w in workers]
+    done = [l.split() for o in outs for l in o.splitlines() if l.startswith("DONE")]
+    eq(len(done), readers + writers, "workers finished:\n" + "".join(outs))
+    torn = sum(int(d[3]) for d in done)
+    if view == "values.txt":
+        eq(torn, 0, "torn or foreign reads:\n" + "".join(outs)[-4000:])
+    check(m.proc.poll() is None, "the daemon died")
+    final = m.read("m.model", "params", "w", "value", view)
+    if view == "values.txt":
+        check(final in texts, "the view after the run is not a committed content")
+    want = a if final == texts[1] else b if final == texts[0] else None
+    # The source is a committed content, the one the view served last.
+    got = decode(m.s("m.model"))["params"]["w"]["value"]["values"]
+    got = np.array(got, dtype=np.float32)
+    whole = [np.array_equal(got, v.ravel(order="F")) for v in (a, b)]
+    check(any(whole), "the source is neither committed content (%d, %d elements differ)"
+          % tuple(int((got != v.ravel(order="F")).sum()) for v in (a, b)))
+    check(want is None or whole[0] == (want is a), "the source is not the last commit")
+    return (sum(int(d[2]) for d in done if d[1] == "read"), torn,
+            sum(int(d[2]) for d in done if d[1] == "write"))
 
 
 def test_values_txt():
@@ -189,4 +198,4 @@ if __name__ == "__main__":
     only = os.environ.get("MFS_STRESS_ONLY")
     if only:
         tests = [t for t in tests if t.__name__ in only.split(",")]
-    run(tests * REPEAT)
+    run(tests)
