@@ -81,8 +81,11 @@ print('DONE %s %d %d' % (role, ops, bad))
 
 def dump_threads(m):
     """The daemon's threads, for a hang's report."""
-    r = subprocess.run(["gdb", "-batch", "-p", str(m.proc.pid), "-ex", "thread apply all bt"],
-                       capture_output=True, text=True, timeout=300)
+    try:
+        r = subprocess.run(["gdb", "-batch", "-p", str(m.proc.pid), "-ex", "thread apply all bt"],
+                           capture_output=True, text=True, timeout=300)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return "(no thread dump: %s)" % e
     return r.stdout[-60000:] + r.stderr[-2000:]
 
 
