@@ -95,7 +95,13 @@ int attr_node(struct inode *i, struct mref *r, mfs_id id, const struct stat *src
 		 * their own writes end, see op_write). */
 		uint64_t size = 0;
 		struct mfs_err err = {0};
-		if (mfs_view_size(r->m, id, &size, &err) < 0)
+		/* The size pass renders the source: not under an in-place commit. */
+		if (i->fm)
+			pthread_rwlock_rdlock(&i->fm->rw);
+		int sr = mfs_view_size(r->m, id, &size, &err);
+		if (i->fm)
+			pthread_rwlock_unlock(&i->fm->rw);
+		if (sr < 0)
 			return -(err.code ? err.code : EIO);
 		st->st_size = (off_t)size;
 		st->st_blocks = (blkcnt_t)((size + 511) / 512);

@@ -136,6 +136,14 @@ int cli_open(struct cli_model *cm, const char *file, bool write)
 			return CLI_ERR;
 		mfs_err_clear(&err);
 	}
+	/* Not rolled back (no write access, or a commit holds it): the file
+	 * may be half patched, and is not read. */
+	if (mfs_journal_abandoned(cm->dirfd, cm->base, &err) != 0) {
+		if (err.code != EBUSY)
+			mfs_error(&err, EIO, "an interrupted commit left a journal: recover the file"
+				  " first (a writable mount, or `modelfs` run with write access)");
+		return cli_fail(file, NULL, &err);
+	}
 	int r = mfs_model_open(&cm->m, cm->dirfd, cm->base, NULL, &err);
 	if (r == -ENOTSUP)
 		return cli_failf(file, NULL, ENOTSUP, "not a model file (no format recognises it)");

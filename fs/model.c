@@ -91,10 +91,18 @@ static struct mref *parse(struct inode *dir, const char *name, struct stat *st,
 {
 	int dfd = dir_fd(dir);
 	if (!fs.o.ro) {
-		/* A commit cut short by a crash is rolled back before anyone reads. */
+		/* A commit cut short by a crash is rolled back before anyone
+		 * reads; a journal a commit holds is left to it. */
 		struct mfs_err rerr = {0};
-		if (mfs_recover_file(dfd, name, &rerr) < 0)
+		if (mfs_recover_file(dfd, name, &rerr) < 0 && rerr.code != EBUSY)
 			log_error(dir, name, rerr.code, rerr.msg);
+	} else if (mfs_journal_abandoned(dfd, name, err) != 0) {
+		/* Read-only: the file may be half patched, and is not ours to
+		 * roll back. */
+		if (err->code != EBUSY)
+			mfs_error(err, EIO, "an interrupted commit left a journal: a writable mount"
+				  " must recover the file first");
+		return NULL;
 	}
 	struct mfs_model *m;
 	int r = mfs_model_open(&m, dfd, name, NULL, err);
@@ -137,7 +145,13 @@ static struct fsmodel *fm_get(struct inode *mi, const struct stat *st)
 	nf->stale = true;
 	pthread_mutex_init(&nf->lock, NULL);
 	pthread_mutex_init(&nf->commit, NULL);
-	pthread_rwlock_init(&nf->rw, NULL);
+	/* Readers first (glibc's default, said): a worker rendering for a
+	 * reader takes it as reader too while a commit waits to write. */
+	pthread_rwlockattr_t ra;
+	pthread_rwlockattr_init(&ra);
+	pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_READER_NP);
+	pthread_rwlock_init(&nf->rw, &ra);
+	pthread_rwlockattr_destroy(&ra);
 	/* Published under the table lock (the inotify thread looks at it
 	 * there); of two first lookups, the first one wins. */
 	pthread_mutex_lock(&fs.lock);
@@ -275,11 +289,17 @@ static struct inode *source_file(struct inode *dir, const char *name, const stru
 	}
 	struct mfs_err err = {0};
 	struct stat pst = *st;
+	/* Not while a commit of ours patches it: after it, its generation. */
+	struct fsmodel *busy = fm_of(mi);
+	if (busy)
+		pthread_mutex_lock(&busy->commit);
 	struct mref *ref = parse(dir, name, &pst, &side, &err);
-	if (ref) {
+	if (ref)
 		attach(mi, ref, &pst, &side);
+	if (busy)
+		pthread_mutex_unlock(&busy->commit);
+	if (ref)
 		return mi;
-	}
 	inode_put(mi);
 	report_failure(dir, name, &pst, &err);
 	if (known)
@@ -481,11 +501,18 @@ int fsmodel_commit(struct fsmodel *fm, struct inode *vi, const struct mfs_conten
 	}
 	struct mfs_commit_opts o = {.no_inplace = fs.o.no_inplace, .no_fsync = fs.o.no_fsync};
 	bool inplace = !o.no_inplace && mfs_patch_same_size(&p) && p.n;
-	if (inplace)
+	if (inplace) {
+		/* In place only when no other open file reads this source: one
+		 * reading an older generation must not see it change (it reads
+		 * its whole content, old, from the file a rewrite leaves). */
 		pthread_rwlock_wrlock(&fm->rw);
+		if (atomic_load(&fm->open_views) > 1) {
+			pthread_rwlock_unlock(&fm->rw);
+			inplace = false;
+			o.no_inplace = 1;
+		}
+	}
 	ret = mfs_commit(dfd, r->m, &p, &o, err);
-	if (inplace)
-		pthread_rwlock_unlock(&fm->rw);
 	if (ret == 0) {
 		/* The new generation, parsed from what is now on disk. */
 		struct stat st, side;
@@ -514,14 +541,33 @@ int fsmodel_commit(struct fsmodel *fm, struct inode *vi, const struct mfs_conten
 			pthread_mutex_unlock(&fm->lock);
 			log_error(vi, NULL, perr.code, perr.msg);
 		}
-		inode_foreach_model(fm, inval_one, NULL);
 	}
+	/* An opener waits for the new generation (see open_view). */
+	if (inplace)
+		pthread_rwlock_unlock(&fm->rw);
+	if (ret == 0)
+		inode_foreach_model(fm, inval_one, NULL);
 	close(dfd);
 out:
 	pthread_mutex_unlock(&fm->commit);
 	mfs_patch_free(&p);
 	mref_put(r);
 	return ret;
+}
+
+static void rw_hold(void *rw)
+{
+	pthread_rwlock_rdlock(rw);
+}
+
+static void rw_release(void *rw)
+{
+	pthread_rwlock_unlock(rw);
+}
+
+void fsmodel_hold_reads(struct fsmodel *fm, struct mfs_rcache *rc)
+{
+	mfs_rcache_hold(rc, rw_hold, rw_release, &fm->rw);
 }
 
 void fsmodel_check(struct fsmodel *fm)

@@ -30,6 +30,8 @@ struct fsmodel {
 	bool stale;                 /* cur is not of version st: parse on next access */
 	pthread_mutex_t commit;     /* one commit (or parse) at a time */
 	pthread_rwlock_t rw;        /* readers (read lock) vs in-place patching */
+	atomic_int open_views;      /* open files of its views: patch in place only
+				     * when the committing one is the only one */
 };
 
 /* Classify the source entry name in directory dir (an I_SDIR inode): a
@@ -64,6 +66,9 @@ int fsmodel_commit(struct fsmodel *fm, struct inode *vi, const struct mfs_conten
  * directory is opened, so that the next access sees an outside change even
  * before its event arrives); invalidate kernel caches if it changed. */
 void fsmodel_check(struct fsmodel *fm);
+/* Workers rendering ahead for rc hold fm->rw as readers, as the reads do:
+ * an in-place commit never changes the source under a render. */
+void fsmodel_hold_reads(struct fsmodel *fm, struct mfs_rcache *rc);
 /* The I_MODEL inode is freed: free its model. */
 void fsmodel_inode_gone(struct inode *i);
 /* A real (not O_PATH) descriptor of a source directory, for fsync. */

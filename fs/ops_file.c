@@ -35,6 +35,8 @@ void fh_destroy(struct fh *h)
 	if (h->fd >= 0)
 		close(h->fd);
 	mfs_rcache_free(h->rc);  /* waits for its read-ahead, which uses the model */
+	if (h->counted)
+		atomic_fetch_sub(&h->counted->open_views, 1);
 	mref_put(h->ref);
 	free(h->snap);
 	free(h);
@@ -49,6 +51,13 @@ static struct fh *fh_of(struct fuse_file_info *fi)
 static int open_view(struct inode *i, struct fuse_file_info *fi, struct fh *h)
 {
 	struct mfs_err err = {0};
+	/* Counted before it takes a generation: a commit either sees it (and
+	 * rewrites the source beside, leaving this generation's file intact)
+	 * or finishes its in-place patch and the new generation first. */
+	h->counted = i->fm;
+	atomic_fetch_add(&i->fm->open_views, 1);
+	pthread_rwlock_rdlock(&i->fm->rw);
+	pthread_rwlock_unlock(&i->fm->rw);
 	fsmodel_check(i->fm);
 	struct mref *r = fsmodel_current(i->fm, &err);
 	if (!r)
@@ -63,6 +72,7 @@ static int open_view(struct inode *i, struct fuse_file_info *fi, struct fh *h)
 	h->rc = mfs_rcache_new();
 	if (!h->rc)
 		return -ENOMEM;
+	fsmodel_hold_reads(i->fm, h->rc);
 	int acc = fi->flags & O_ACCMODE;
 	if (acc != O_RDONLY) {
 		if (fs.o.ro)

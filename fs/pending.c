@@ -104,8 +104,8 @@ struct pending *pending_take(struct inode *vi, int *err)
 		return p;
 	pending_free(p);
 	p = calloc(1, sizeof(*p));
-	if (p)
-		p->rc = mfs_rcache_new();
+	if (p && (p->rc = mfs_rcache_new()) != NULL)
+		fsmodel_hold_reads(vi->fm, p->rc);
 	if (!p || !p->rc) {
 		if (p)
 			free(p);

@@ -26,6 +26,7 @@ struct pending {
 struct fh {
 	atomic_int refs;
 	struct mref *ref;         /* views: generation it was opened in */
+	struct fsmodel *counted;  /* views: the model whose open_views counts it */
 	mfs_id node;
 	struct mfs_rcache *rc;
 	struct pending *w;        /* views opened for writing: their writes */

@@ -290,6 +290,34 @@ static int journal_write(int jfd, const char *name, const struct stat *st,
 	return r < 0 ? mfs_error(err, -r, "cannot write the journal: %s", strerror(-r)) : 0;
 }
 
+static int roll_back(int dirfd, const char *jn, int jfd, struct mfs_err *err);
+
+/* The journal's lock: held by the committing process from the journal's
+ * creation until it is removed (an open file description's lock, so that
+ * even another thread of the same process sees it taken). */
+static int lock_journal(int jfd)
+{
+	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+	return fcntl(jfd, F_OFD_SETLKW, &fl);  /* a recovery holds it briefly */
+}
+
+/* A new journal, locked and still under its name. */
+static int journal_create(int dirfd, const char *jn, struct mfs_err *err)
+{
+	for (int tries = 0; tries < 100; tries++) {
+		int jfd = openat(dirfd, jn, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+		if (jfd < 0)
+			return mfs_error(err, errno, "cannot create the journal: %s", strerror(errno));
+		/* A recovery may have taken the empty journal for a torn one
+		 * between the two calls, and removed it: then again. */
+		struct stat js;
+		if (lock_journal(jfd) == 0 && fstat(jfd, &js) == 0 && js.st_nlink > 0)
+			return jfd;
+		close(jfd);
+	}
+	return mfs_error(err, EAGAIN, "cannot create the journal: it keeps being removed");
+}
+
 static int commit_inplace(int dirfd, const struct mfs_model *m, const struct mfs_patch *p,
 			  const struct stat *st, const struct mfs_commit_opts *o,
 			  struct mfs_err *err)
@@ -299,15 +327,15 @@ static int commit_inplace(int dirfd, const struct mfs_model *m, const struct mfs
 	int r = mfs_recover_file(dirfd, m->name, err);  /* a stale one would block us */
 	if (r < 0)
 		return r;
-	int jfd = openat(dirfd, jn, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	int jfd = journal_create(dirfd, jn, err);
 	if (jfd < 0)
-		return mfs_error(err, errno, "cannot create the journal: %s", strerror(errno));
+		return jfd;
 	r = journal_write(jfd, m->name, st, m, p, err);
 	if (r == 0 && !o->no_fsync && (fsync(jfd) < 0 || fsync(dirfd) < 0))
 		r = mfs_error(err, errno, "fsync of the journal: %s", strerror(errno));
-	close(jfd);
 	if (r < 0) {
 		unlinkat(dirfd, jn, 0);
+		close(jfd);
 		return r;
 	}
 	/* From here until the journal is gone, a crash rolls back. */
@@ -318,6 +346,7 @@ static int commit_inplace(int dirfd, const struct mfs_model *m, const struct mfs
 		if (fd >= 0)
 			close(fd);
 		unlinkat(dirfd, jn, 0);
+		close(jfd);
 		return r;
 	}
 	for (size_t i = 0; i < p->n && r == 0; i++) {
@@ -331,11 +360,16 @@ static int commit_inplace(int dirfd, const struct mfs_model *m, const struct mfs
 	if (r < 0) {
 		/* Put the old bytes back now rather than at the next mount. */
 		struct mfs_err rerr = {0};
-		mfs_recover_file(dirfd, m->name, &rerr);
+		roll_back(dirfd, jn, jfd, &rerr);
+		close(jfd);
 		return r;
 	}
-	if (unlinkat(dirfd, jn, 0) < 0)
-		return mfs_error(err, errno, "cannot remove the journal: %s", strerror(errno));
+	/* Removed before its lock goes: a recovery that gets the lock then
+	 * finds it unlinked. */
+	int u = unlinkat(dirfd, jn, 0) < 0 ? errno : 0;
+	close(jfd);
+	if (u)
+		return mfs_error(err, u, "cannot remove the journal: %s", strerror(u));
 	if (!o->no_fsync && fsync(dirfd) < 0)
 		return mfs_error(err, errno, "fsync of the directory: %s", strerror(errno));
 	return 0;
@@ -378,21 +412,67 @@ int mfs_commit(int dirfd, const struct mfs_model *m, const struct mfs_patch *p,
 
 /* ---- recovery ------------------------------------------------------------ */
 
-static int recover_journal(int dirfd, const char *jn, struct mfs_err *err)
+/* A journal nobody holds (its commit was cut short), opened and locked:
+ * >= 0, -EBUSY while a commit holds it, or 0 (*out -1) when there is none. */
+static int open_abandoned(int dirfd, const char *jn, bool rw, int *out, struct mfs_err *err)
 {
-	int jfd = openat(dirfd, jn, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	*out = -1;
+	int jfd = openat(dirfd, jn, (rw ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NOFOLLOW);
 	if (jfd < 0)
 		return errno == ENOENT ? 0 : mfs_error(err, errno, "cannot open %s", jn);
+	struct flock fl = {.l_type = rw ? F_WRLCK : F_RDLCK, .l_whence = SEEK_SET};
+	if (fcntl(jfd, F_OFD_SETLK, &fl) < 0) {
+		int e = errno;
+		close(jfd);
+		if (e == EAGAIN || e == EACCES)
+			return mfs_error(err, EBUSY, "a commit of this file is under way");
+		return mfs_error(err, e, "cannot lock %s: %s", jn, strerror(e));
+	}
+	struct stat js;
+	if (fstat(jfd, &js) < 0 || js.st_nlink == 0) {
+		close(jfd);  /* its commit ended meanwhile */
+		return 0;
+	}
+	*out = jfd;
+	return 0;
+}
+
+static int recover_journal(int dirfd, const char *jn, struct mfs_err *err)
+{
+	int jfd;
+	int r = open_abandoned(dirfd, jn, true, &jfd, err);
+	if (r < 0 || jfd < 0)
+		return r;
+	r = roll_back(dirfd, jn, jfd, err);
+	close(jfd);
+	return r;
+}
+
+int mfs_journal_abandoned(int dirfd, const char *name, struct mfs_err *err)
+{
+	char jn[256];
+	journal_name(name, jn);
+	int jfd;
+	int r = open_abandoned(dirfd, jn, false, &jfd, err);
+	if (r < 0 || jfd < 0)
+		return r;
+	close(jfd);
+	return 1;
+}
+
+/* Write back the old bytes that the journal jfd (locked) holds, then remove
+ * it: 1, or 0 when it was torn (its patch never started) or about another
+ * file. Does not close jfd. */
+static int roll_back(int dirfd, const char *jn, int jfd, struct mfs_err *err)
+{
 	struct stat js;
 	uint8_t *j = NULL;
 	int r = 0;
 	if (fstat(jfd, &js) < 0 || js.st_size < 64 || js.st_size > (1ll << 40))
 		goto drop;
 	j = malloc((size_t)js.st_size);
-	if (!j) {
-		close(jfd);
+	if (!j)
 		return mfs_error(err, ENOMEM, "out of memory");
-	}
 	if (read_all(jfd, j, (size_t)js.st_size, 0) < 0)
 		goto drop;
 	size_t len = (size_t)js.st_size;
@@ -432,7 +512,6 @@ static int recover_journal(int dirfd, const char *jn, struct mfs_err *err)
 		r = mfs_error(err, errno, "fsync: %s", strerror(errno));
 	close(fd);
 	free(j);
-	close(jfd);
 	if (r < 0)
 		return r;  /* keep the journal: try again later */
 	unlinkat(dirfd, jn, 0);
@@ -440,7 +519,6 @@ static int recover_journal(int dirfd, const char *jn, struct mfs_err *err)
 	return 1;
 drop:
 	free(j);
-	close(jfd);
 	unlinkat(dirfd, jn, 0);
 	return 0;
 }

@@ -33,6 +33,13 @@ int mfs_commit(int dirfd, const struct mfs_model *m, const struct mfs_patch *p,
 /* Roll back an interrupted in-place patch of name, if a journal says so, and
  * remove the journal. Returns 1 if something was rolled back, 0 if not. */
 int mfs_recover_file(int dirfd, const char *name, struct mfs_err *err);
+/* A journal's lock is held by its commit from its creation until it is
+ * removed: recovery leaves a locked journal alone (-EBUSY), so neither
+ * another process nor another thread rolls back a commit under way.
+ * mfs_journal_abandoned: 1 when name has a journal nobody holds (a commit
+ * cut short: the file may be half patched until a recovery), 0 when not,
+ * -EBUSY while a commit holds one. */
+int mfs_journal_abandoned(int dirfd, const char *name, struct mfs_err *err);
 /* Recover every journal and remove every leftover temporary file in dirfd. */
 int mfs_recover_dir(int dirfd, struct mfs_err *err);
 /* Names of our temporary and journal files (hidden from the mount). */

@@ -34,6 +34,10 @@ const char *mfs_tensor_dtype_name(const struct mfs_tensor *t);
 struct mfs_rcache;
 struct mfs_rcache *mfs_rcache_new(void);
 void mfs_rcache_free(struct mfs_rcache *rc);
+/* Workers rendering ahead for rc's reader call hold(arg) before and
+ * release(arg) after: what the reader holds around its reads. */
+typedef void (*mfs_hold_fn)(void *arg);
+void mfs_rcache_hold(struct mfs_rcache *rc, mfs_hold_fn hold, mfs_hold_fn release, void *arg);
 
 /* The size pass of a large text view keeps the text it rendered for the
  * reads that follow, all views together up to this many bytes (default: a

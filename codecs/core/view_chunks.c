@@ -35,7 +35,16 @@ struct mfs_rcache {
 	uint64_t next_k;                /* first chunk not scheduled ahead yet */
 	uint64_t last_k;                /* chunk of the last read (sequential detection) */
 	int busy;                       /* windows being rendered by workers */
+	mfs_hold_fn hold, release;      /* around a worker's render (may be NULL) */
+	void *hold_arg;
 };
+
+void mfs_rcache_hold(struct mfs_rcache *rc, mfs_hold_fn hold, mfs_hold_fn release, void *arg)
+{
+	rc->hold = hold;
+	rc->release = release;
+	rc->hold_arg = arg;
+}
 
 struct mfs_rcache *mfs_rcache_new(void)
 {
@@ -264,7 +273,13 @@ static int render_win_fn(void *arg)
 static void render_job(void *arg)
 {
 	struct render_job *j = arg;
+	/* What the caller holds while it reads (the source unchanged under
+	 * it), the worker holds while it renders for the reader. */
+	if (j->rc->hold)
+		j->rc->hold(j->rc->hold_arg);
 	int r = mfs_guarded(render_win_fn, j, &j->w->err);
+	if (j->rc->release)
+		j->rc->release(j->rc->hold_arg);
 	pthread_mutex_lock(&j->rc->lock);
 	j->w->state = r < 0 ? W_FAILED : W_READY;
 	j->rc->busy--;
@@ -443,6 +458,12 @@ ssize_t mfs_chunked_read(struct mfs_model *m, struct mfs_chunked *c, uint64_t of
 		}
 		if (!inside && body >= kstart + tlen)
 			continue;  /* learnt k's length; look further */
+		if (body - kstart >= tlen) {
+			/* The chunk's text is shorter than its learnt length: the
+			 * source changed under the view. Never loop on it. */
+			ret = mfs_error(err, EIO, "the source changed while the view was read");
+			goto out;
+		}
 		size_t from = (size_t)(body - kstart);
 		size_t n = (size_t)tlen - from;
 		if (n > len - done)

@@ -1,0 +1,204 @@
+"""Concurrent readers and writers of one view: processes loop reading the
+whole view while others loop rewriting it (open O_TRUNC, write all, close),
+alternating two full contents. Every run must finish (a hang is caught by a
+watchdog, which dumps the daemon's threads and fails), every read must be
+one committed content whole, and the source must end as a committed
+content (raw views, data and data.npy, are read through the kernel's page
+cache, which one inode's readers share across generations and which a
+truncating open empties: their reads are counted, not checked). Variants: values.txt, data, data.npy, -o text_cache=0, a tensor of
+several MB of text (chunked, read-ahead and kept-text paths), 8 processes.
+
+MFS_STRESS_SECONDS: how long each variant runs (default 5).
+MFS_STRESS_REPEAT: rounds of readers and writers in each variant's mount,
+each checked (default 1).
+MFS_STRESS_ONLY: comma-separated test names to run (default all).
+MFS_STRESS_SHAPE: the tensor of the 250x400 variants, e.g. 100x700 (more
+than 16 chunks of 4096 numbers keeps reading ahead on)."""
+import os
+import signal
+import struct
+import subprocess
+import time
+
+import numpy as np
+
+from harness import Mount, check, eq, run
+from primitiv_decode import decode
+
+SECONDS = float(os.environ.get("MFS_STRESS_SECONDS", "5"))
+REPEAT = int(os.environ.get("MFS_STRESS_REPEAT", "1"))
+# A hang is declared after this long past the run's end (a busy 2-core
+# machine under a sanitizer is slow, a deadlock is forever).
+SHAPE = tuple(int(d) for d in os.environ.get("MFS_STRESS_SHAPE", "250x400").split("x"))
+GRACE = float(os.environ.get("MFS_STRESS_GRACE", "240"))
+
+
+def u32(v):
+    return b"\xce" + struct.pack(">I", v)
+
+
+def model_bytes(values):
+    """A primitiv model with one float32 parameter w of values' shape."""
+    key = b"w"
+    out = u32(0) + u32(1) + u32(0x300) + u32(1)
+    out += bytes([0x91, 0xa0 | len(key)]) + key
+    out += bytes([0x90 | values.ndim]) + b"".join(u32(d) for d in values.shape) + u32(1)
+    payload = values.astype("<f4").tobytes(order="F")  # primitiv is column-major
+    out += b"\xc6" + struct.pack(">I", len(payload)) + payload + u32(0)
+    return out
+
+
+WORKER = r"""
+import os, sys, time
+path, role, seconds = sys.argv[1], sys.argv[2], float(sys.argv[3])
+contents = [open(p, 'rb').read() for p in sys.argv[4:]]
+end = time.time() + seconds
+ops = bad = 0
+k = 0
+while time.time() < end:
+    if role == 'read':
+        with open(path, 'rb') as f:
+            got = f.read()
+        if got not in contents:
+            bad += 1
+            pre = [next((i for i in range(min(len(got), len(c))) if got[i] != c[i]), -1)
+                   for c in contents]
+            sys.stdout.write('BAD read of %d bytes (committed: %s; first differences at %s)\n'
+                             % (len(got), [len(c) for c in contents], pre))
+    else:
+        body = contents[k % 2]
+        k += 1
+        fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
+        mv = memoryview(body)
+        while mv:
+            mv = mv[os.write(fd, mv):]
+        os.close(fd)
+        sys.stdout.write('WROTE %d\n' % ((k - 1) % 2))
+    ops += 1
+print('DONE %s %d %d' % (role, ops, bad))
+"""
+
+
+def dump_threads(m):
+    """The daemon's threads, for a hang's report."""
+    try:
+        r = subprocess.run(["gdb", "-batch", "-p", str(m.proc.pid), "-ex", "thread apply all bt"],
+                           capture_output=True, text=True, timeout=300)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return "(no thread dump: %s)" % e
+    return r.stdout[-60000:] + r.stderr[-2000:]
+
+
+def stress(view, shape, readers, writers, opts=()):
+    rng = np.random.default_rng(len(view) + shape[0])
+    a = rng.standard_normal(shape).astype(np.float32)
+    b = (a * 2 + 1).astype(np.float32)
+    with Mount([], opts=list(opts)) as m:
+        with open(m.s("m.model"), "wb") as f:
+            f.write(model_bytes(a))
+        view_path = m.m("m.model", "params", "w", "value", view)
+        # The two contents as the view renders them (what readers must see).
+        texts = []
+        for vals in (b, a):
+            if view == "values.txt":
+                body = ("\n".join(" ".join(repr(float(x)) for x in row) for row in vals) + "\n").encode()
+            elif view == "data":
+                body = vals.astype("<f4").tobytes(order="F")
+            else:
+                body = None
+            if body is None:
+                path = os.path.join(m.tmp, "in.npy")
+                np.save(path, vals.astype("<f4"))
+                body = open(path, "rb").read()
+            with open(view_path, "wb") as f:
+                f.write(body)
+            texts.append(m.read("m.model", "params", "w", "value", view))
+        files = []
+        for k, t in enumerate(reversed(texts)):  # [a's, b's]
+            p = os.path.join(m.tmp, "content%d" % k)
+            with open(p, "wb") as f:
+                f.write(t)
+            files.append(p)
+        total = [0, 0, 0]  # reads, not whole, commits
+        for _ in range(REPEAT):
+            r = one_round(m, view, view_path, files, texts, (a, b), readers, writers)
+            total = [x + y for x, y in zip(total, r)]
+    print("%s %s %s: %d rounds, %d reads (%d not whole), %d commits"
+          % (view, shape, " ".join(opts), REPEAT, total[0], total[1], total[2]))
+
+
+def one_round(m, view, view_path, files, texts, ab, readers, writers):
+    """Readers and writers for SECONDS, then the checks: (reads, reads not
+    whole, commits)."""
+    a, b = ab
+    workers = [subprocess.Popen(["/usr/bin/python3", "-c", WORKER, view_path,
+                                 "read" if k < readers else "write", str(SECONDS)] + files,
+                                stdout=subprocess.PIPE, text=True)
+               for k in range(readers + writers)]
+    deadline = time.time() + SECONDS + GRACE
+    while time.time() < deadline and any(w.poll() is None for w in workers):
+        time.sleep(0.2)
+    if any(w.poll() is None for w in workers):
+        stacks = dump_threads(m)
+        m.proc.send_signal(signal.SIGKILL)  # aborts the blocked requests
+        m.proc.wait()
+        m.proc = None  # (dead: nothing for the mount's stop to check)
+        subprocess.run(["fusermount3", "-u", "-z", m.mnt], stderr=subprocess.DEVNULL)
+        for w in workers:
+            w.kill()
+        raise AssertionError("hang: workers still running %.0f s after the end;"
+                             " daemon threads:\n%s" % (GRACE, stacks))
+    outs = [w.communicate()[0] for w in workers]
+    done = [l.split() for o in outs for l in o.splitlines() if l.startswith("DONE")]
+    eq(len(done), readers + writers, "workers finished:\n" + "".join(outs))
+    torn = sum(int(d[3]) for d in done)
+    if view == "values.txt":
+        eq(torn, 0, "torn or foreign reads:\n" + "".join(outs)[-4000:])
+    check(m.proc.poll() is None, "the daemon died")
+    final = m.read("m.model", "params", "w", "value", view)
+    if view == "values.txt":
+        check(final in texts, "the view after the run is not a committed content")
+    want = a if final == texts[1] else b if final == texts[0] else None
+    # The source is a committed content, the one the view served last.
+    got = decode(m.s("m.model"))["params"]["w"]["value"]["values"]
+    got = np.array(got, dtype=np.float32)
+    whole = [np.array_equal(got, v.ravel(order="F")) for v in (a, b)]
+    check(any(whole), "the source is neither committed content (%d, %d elements differ)"
+          % tuple(int((got != v.ravel(order="F")).sum()) for v in (a, b)))
+    check(want is None or whole[0] == (want is a), "the source is not the last commit")
+    return (sum(int(d[2]) for d in done if d[1] == "read"), torn,
+            sum(int(d[2]) for d in done if d[1] == "write"))
+
+
+def test_values_txt():
+    stress("values.txt", SHAPE, 4, 2)
+
+
+def test_data():
+    stress("data", SHAPE, 4, 2)
+
+
+def test_data_npy():
+    stress("data.npy", SHAPE, 4, 2)
+
+
+def test_no_text_cache():
+    stress("values.txt", SHAPE, 4, 2, ["-o", "text_cache=0"])
+
+
+def test_large_text():
+    # ~9 MB of text: read ahead in windows, and kept from the size pass
+    stress("values.txt", (1000, 1000), 3, 2)
+
+
+def test_eight_processes():
+    stress("values.txt", SHAPE, 5, 3)
+
+
+if __name__ == "__main__":
+    tests = [test_values_txt, test_data, test_data_npy, test_no_text_cache, test_large_text,
+             test_eight_processes]
+    only = os.environ.get("MFS_STRESS_ONLY")
+    if only:
+        tests = [t for t in tests if t.__name__ in only.split(",")]
+    run(tests)
