@@ -528,18 +528,29 @@ void fsmodel_check(struct fsmodel *fm)
 {
 	struct inode *mi = fm->inode;
 	struct stat st, side;
-	bool changed;
+	bool changed, gone = false;
+	struct mref *drop = NULL;
 	int dfd = dir_fd(mi->parent);
 	pthread_mutex_lock(&fm->lock);
 	if (fstatat(dfd, mi->name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-		changed = true;
+		changed = gone = true;
 	} else {
 		side_stat(dfd, mi->name, fm->sidecar, &side);
 		changed = !same_stat(&st, &fm->st) || !same_side(&side, &fm->side_st);
+		gone = st.st_ino != fm->st.st_ino || st.st_dev != fm->st.st_dev;
 	}
 	if (changed)
 		fm->stale = true;
+	if (gone) {
+		/* The file it maps is gone (unlinked or replaced): the next
+		 * access parses whatever has the name now, and the old mapping
+		 * and descriptor go when their last reader closes, not with the
+		 * model inode (which the kernel may keep for long). */
+		drop = fm->cur;
+		fm->cur = NULL;
+	}
 	pthread_mutex_unlock(&fm->lock);
+	mref_put(drop);
 	log_msg(LOG_DEBUG, "source check %s: %s", mi->name, changed ? "changed" : "same");
 	if (!changed)
 		return;
