@@ -229,10 +229,26 @@ static enum fm_state fm_state(struct fsmodel *fm, int dfd, const char *name,
 	return parsed ? FM_PARSED : FM_BID;
 }
 
+/* Whether this version of name indexes; when it does not, the failure is
+ * reported (verdict and errors line). */
+static bool validate(struct inode *dir, const char *name, const struct stat *st)
+{
+	struct mfs_err err = {0};
+	struct stat pst = *st, side;
+	struct mref *ref = parse(dir, name, &pst, &side, &err);
+	if (!ref) {
+		report_failure(dir, name, &pst, &err);
+		return false;
+	}
+	mref_put(ref);
+	return true;
+}
+
 /* A regular file: a model or a plain file. What listings said of it
- * holds (a candidate they showed is indexed when its contents are first
- * read); a name no listing has shown is indexed now when index (a lookup),
- * else bid on from its first bytes (a listing). */
+ * holds (a candidate they showed was indexed then, and is indexed again
+ * when its contents are first read); a name no listing has shown is indexed
+ * now when index (a lookup), else bid on from its first bytes and checked
+ * by indexing it once (a listing). */
 static struct inode *source_file(struct inode *dir, const char *name, const struct stat *st,
 				 bool index, int *err_out)
 {
@@ -252,6 +268,14 @@ static struct inode *source_file(struct inode *dir, const char *name, const stru
 			if (mi)
 				inode_put(mi);
 			verdict_set(dir->ino, name, st, VERDICT_PLAIN, NULL);
+			return inode_child(dir, name, I_SFILE);
+		}
+		/* Indexed once and dropped (no descriptor or map kept per listed
+		 * file): one that does not parse is a plain file from this very
+		 * listing on, with its errors line. */
+		if (!validate(dir, name, st)) {
+			if (mi)
+				inode_put(mi);
 			return inode_child(dir, name, I_SFILE);
 		}
 		sidecar = c->sidecar;
