@@ -229,9 +229,12 @@ static enum fm_state fm_state(struct fsmodel *fm, int dfd, const char *name,
 	return parsed ? FM_PARSED : FM_BID;
 }
 
-/* Whether this version of name indexes; when it does not, the failure is
- * reported (verdict and errors line). */
-static bool validate(struct inode *dir, const char *name, const struct stat *st)
+/* Whether this version of name is a model that indexes (the codecs' bids
+ * decide, then the index is built and dropped), with its codec's sidecar
+ * suffix; when it is not, the verdict is recorded and a failure other than
+ * "not a model" logged. */
+static bool validate(struct inode *dir, const char *name, const struct stat *st,
+		     const char **sidecar)
 {
 	struct mfs_err err = {0};
 	struct stat pst = *st, side;
@@ -240,6 +243,7 @@ static bool validate(struct inode *dir, const char *name, const struct stat *st)
 		report_failure(dir, name, &pst, &err);
 		return false;
 	}
+	*sidecar = ref->m->codec->sidecar;
 	mref_put(ref);
 	return true;
 }
@@ -258,27 +262,18 @@ static struct inode *source_file(struct inode *dir, const char *name, const stru
 	if (fm && fm_state(fm, dfd, name, st) != FM_CHANGED)
 		return mi;  /* indexed, or shown by a listing: as it was */
 	const char *sidecar = NULL;
-	const struct mfs_codec *c = NULL;
 	bool candidate = verdict_get(dir->ino, name, st, &sidecar) == VERDICT_CANDIDATE;
 	if (!candidate && !index) {
-		/* A listing: the codecs' bids on the first bytes decide, and
-		 * the file is indexed when its contents are first needed. */
-		c = probe(dfd, name, st);
-		if (!c) {
-			if (mi)
-				inode_put(mi);
-			verdict_set(dir->ino, name, st, VERDICT_PLAIN, NULL);
-			return inode_child(dir, name, I_SFILE);
-		}
-		/* Indexed once and dropped (no descriptor or map kept per listed
-		 * file): one that does not parse is a plain file from this very
-		 * listing on, with its errors line. */
-		if (!validate(dir, name, st)) {
+		/* A listing: the codecs' bids on the first bytes decide, and a
+		 * model is indexed once and dropped (no descriptor or map kept
+		 * per listed file): one that does not parse is a plain file from
+		 * this very listing on, with its errors line. It is indexed again
+		 * when its contents are first needed. */
+		if (!validate(dir, name, st, &sidecar)) {
 			if (mi)
 				inode_put(mi);
 			return inode_child(dir, name, I_SFILE);
 		}
-		sidecar = c->sidecar;
 		verdict_set(dir->ino, name, st, VERDICT_CANDIDATE, sidecar);
 		candidate = true;
 	}
