@@ -243,10 +243,30 @@ static enum fm_state fm_state(struct fsmodel *fm, int dfd, const char *name,
 	return parsed ? FM_PARSED : FM_BID;
 }
 
+/* Whether this version of name is a model that indexes (the codecs' bids
+ * decide, then the index is built and dropped), with its codec's sidecar
+ * suffix; when it is not, the verdict is recorded and a failure other than
+ * "not a model" logged. */
+static bool validate(struct inode *dir, const char *name, const struct stat *st,
+		     const char **sidecar)
+{
+	struct mfs_err err = {0};
+	struct stat pst = *st, side;
+	struct mref *ref = parse(dir, name, &pst, &side, &err);
+	if (!ref) {
+		report_failure(dir, name, &pst, &err);
+		return false;
+	}
+	*sidecar = ref->m->codec->sidecar;
+	mref_put(ref);
+	return true;
+}
+
 /* A regular file: a model or a plain file. What listings said of it
- * holds (a candidate they showed is indexed when its contents are first
- * read); a name no listing has shown is indexed now when index (a lookup),
- * else bid on from its first bytes (a listing). */
+ * holds (a candidate they showed was indexed then, and is indexed again
+ * when its contents are first read); a name no listing has shown is indexed
+ * now when index (a lookup), else bid on from its first bytes and checked
+ * by indexing it once (a listing). */
 static struct inode *source_file(struct inode *dir, const char *name, const struct stat *st,
 				 bool index, int *err_out)
 {
@@ -256,19 +276,18 @@ static struct inode *source_file(struct inode *dir, const char *name, const stru
 	if (fm && fm_state(fm, dfd, name, st) != FM_CHANGED)
 		return mi;  /* indexed, or shown by a listing: as it was */
 	const char *sidecar = NULL;
-	const struct mfs_codec *c = NULL;
 	bool candidate = verdict_get(dir->ino, name, st, &sidecar) == VERDICT_CANDIDATE;
 	if (!candidate && !index) {
-		/* A listing: the codecs' bids on the first bytes decide, and
-		 * the file is indexed when its contents are first needed. */
-		c = probe(dfd, name, st);
-		if (!c) {
+		/* A listing: the codecs' bids on the first bytes decide, and a
+		 * model is indexed once and dropped (no descriptor or map kept
+		 * per listed file): one that does not parse is a plain file from
+		 * this very listing on, with its errors line. It is indexed again
+		 * when its contents are first needed. */
+		if (!validate(dir, name, st, &sidecar)) {
 			if (mi)
 				inode_put(mi);
-			verdict_set(dir->ino, name, st, VERDICT_PLAIN, NULL);
 			return inode_child(dir, name, I_SFILE);
 		}
-		sidecar = c->sidecar;
 		verdict_set(dir->ino, name, st, VERDICT_CANDIDATE, sidecar);
 		candidate = true;
 	}
@@ -574,18 +593,29 @@ void fsmodel_check(struct fsmodel *fm)
 {
 	struct inode *mi = fm->inode;
 	struct stat st, side;
-	bool changed;
+	bool changed, gone = false;
+	struct mref *drop = NULL;
 	int dfd = dir_fd(mi->parent);
 	pthread_mutex_lock(&fm->lock);
 	if (fstatat(dfd, mi->name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-		changed = true;
+		changed = gone = true;
 	} else {
 		side_stat(dfd, mi->name, fm->sidecar, &side);
 		changed = !same_stat(&st, &fm->st) || !same_side(&side, &fm->side_st);
+		gone = st.st_ino != fm->st.st_ino || st.st_dev != fm->st.st_dev;
 	}
 	if (changed)
 		fm->stale = true;
+	if (gone) {
+		/* The file it maps is gone (unlinked or replaced): the next
+		 * access parses whatever has the name now, and the old mapping
+		 * and descriptor go when their last reader closes, not with the
+		 * model inode (which the kernel may keep for long). */
+		drop = fm->cur;
+		fm->cur = NULL;
+	}
 	pthread_mutex_unlock(&fm->lock);
+	mref_put(drop);
 	log_msg(LOG_DEBUG, "source check %s: %s", mi->name, changed ? "changed" : "same");
 	if (!changed)
 		return;

@@ -536,6 +536,13 @@ void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		}
 		pthread_mutex_unlock(&i->lock);
 	}
+	if (i && i->kind == I_VNODE && h->ref && i->fm) {
+		/* A source removed while this file was open: its generation goes
+		 * with its last reader (found here if no watch saw it go). */
+		handle_put(h);
+		h = NULL;
+		fsmodel_check(i->fm);
+	}
 	if (i && i->kind == I_SFILE && h->wrote) {
 		/* A file written through the mount may have become a model. */
 		notify_inval_entry(i->parent->ino, i->name);

@@ -242,6 +242,26 @@ static int setattr_source(struct inode *i, struct stat *a, int to_set, struct fu
 	return 0;
 }
 
+/* A view of fixed size (data: the element bytes) holds exactly its size:
+ * truncating it to anything but 0 (rewriting it whole) or that size would
+ * only be refused at close, or not at all when no write follows; refused
+ * here, with its line in the errors. */
+static int fixed_size_check(struct inode *i, struct mref *r, mfs_id id, uint64_t to)
+{
+	uint64_t size = 0;
+	struct mfs_err err = {0};
+	if (r->m->nodes[id].view != MFS_V_DATA || !to || mfs_view_size(r->m, id, &size, &err) < 0 ||
+	    to == size)
+		return 0;
+	char msg[160];
+	snprintf(msg, sizeof(msg),
+		 "truncate to %llu bytes refused: the view holds exactly %llu bytes "
+		 "(truncate to 0 and write them all)",
+		 (unsigned long long)to, (unsigned long long)size);
+	log_error(i, NULL, EINVAL, msg);
+	return -EINVAL;
+}
+
 /* Truncating a view: the writes of that open file (ftruncate), or those
  * kept for the next writer (truncate(2) by name), start from the truncated
  * content. */
@@ -257,11 +277,14 @@ static int setattr_view(struct inode *i, struct stat *a, int to_set, struct fuse
 		return -(err.code ? err.code : EIO);
 	mfs_id id = vnode_resolve(i, r);
 	bool writable = id != MFS_NONE && (r->m->nodes[id].flags & MFS_NF_WRITABLE);
+	int bad = writable ? fixed_size_check(i, r, id, (uint64_t)a->st_size) : 0;
 	mref_put(r);
 	if (id == MFS_NONE)
 		return -ENOENT;
 	if (!writable)
 		return -EACCES;
+	if (bad)
+		return bad;
 	struct fh *h = fi ? handle_get(fi->fh) : NULL;
 	pthread_mutex_lock(&i->lock);
 	int e = 0;

@@ -78,8 +78,11 @@ static int pl_bid(const uint8_t *head, size_t n, uint64_t size, const char *name
 		return 56 + (has_ext(name, ".pmat") ? 8 : 0);
 	if (has_ext(name, ".pmat") || has_ext(name, ".amat"))
 		return 8;
-	if ((has_ext(name, ".psave") || has_ext(name, ".plearn")) && plausible(head, n, size))
-		return 16;
+	/* Any .psave or .plearn bids, so that one that cannot be read is
+	 * reported, not passed through silently; plausible first bytes add
+	 * evidence. */
+	if (has_ext(name, ".psave") || has_ext(name, ".plearn"))
+		return plausible(head, n, size) ? 16 : 8;
 	return 0;
 }
 

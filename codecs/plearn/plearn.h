@@ -139,8 +139,10 @@ int pl_num_value(const uint8_t *s, uint64_t len, double *out);
 /* 18 or 15 (%.18g, %.15g): the style of the first of these number tokens
  * that only one style writes; 0 when none tells. */
 int pl_style_detect(const uint8_t *b, uint64_t n, const uint64_t *toks, uint64_t ntoks);
-/* v as PLearn writes it in that style; as an integer when as_int and v is
- * one. Returns the length (no NUL counted), at most 40. */
+/* v as text that reads back as v: %.18g in style 18, else the shortest
+ * round-trip decimal (%.15g would lose digits); as an integer when as_int
+ * and v is one (not -0). out has room for MFS_NUM_MAX bytes; returns the
+ * length (no NUL counted). */
 size_t pl_fmt_num(char *out, double v, int style, bool as_int);
 
 /* ---- The codec's state -------------------------------------------------- */

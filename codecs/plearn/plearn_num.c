@@ -1,5 +1,6 @@
 /* PLearn numbers: the value of a number token, the style a file writes its
- * reals in (%.18g or %.15g), formatting in that style, and reading the
+ * reals in (%.18g or %.15g), formatting a number so that it reads back as
+ * the same double (in the file's style where that style does), and reading the
  * elements of a tensor from the source (tokens, strided or '0'/'1' bytes). */
 #include <errno.h>
 #include <math.h>
@@ -109,12 +110,16 @@ size_t pl_fmt_num(char *out, double v, int style, bool as_int)
 		memcpy(out, v < 0 ? "-inf" : "inf", v < 0 ? 4 : 3);
 		return v < 0 ? 4 : 3;
 	}
+	/* An integer token stays an integer; -0 is not one (it would read back
+	 * as +0). %.18g reads back as the same double, so a file in that style
+	 * keeps it; any other style (%.15g, hand-written digits) would lose
+	 * digits, so the number is written as its shortest round-trip decimal. */
+	bool whole = as_int && v == trunc(v) && fabs(v) < 9.2e18 && !(v == 0 && signbit(v));
+	if (!whole && style != 18)
+		return mfs_fmt_f64(out, v);
 	char buf[48];
-	int l;
-	if (as_int && v == trunc(v) && fabs(v) < 9.2e18)
-		l = snprintf(buf, sizeof(buf), "%lld", (long long)v);
-	else
-		l = snprintf(buf, sizeof(buf), "%.*g", style, v);
+	int l = whole ? snprintf(buf, sizeof(buf), "%lld", (long long)v)
+		      : snprintf(buf, sizeof(buf), "%.18g", v);
 	if (l < 0)
 		l = 0;
 	memcpy(out, buf, (size_t)l);

@@ -136,11 +136,10 @@ class Mount:
 
 
 def settle(path):
-    """Read into path as a tool walking the tree would. A listing shows a
-    file whose first bytes look like a model as a directory without parsing
-    it; the first read of its contents parses it, and one that does not
-    parse reads as an empty directory then and is a plain file from then on
-    (with its line in .modelfs/errors)."""
+    """Read into path as a tool walking the tree would. A listing, stat or
+    lookup indexes a file whose first bytes look like a model: one that does
+    not parse is a plain file from then on (with its line in
+    .modelfs/errors)."""
     if os.path.isdir(path):
         os.listdir(path)
 

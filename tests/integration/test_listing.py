@@ -1,5 +1,5 @@
-"""Listings: what a listing shows before anything is parsed, what a file
-that looked like a model but does not parse turns into, listings after the
+"""Listings: a file that looks like a model but does not parse is a plain
+file with its errors line from the first listing, stat or lookup on, listings after the
 source changes from outside, and how many FUSE requests listing a large
 model costs (counted in the -d log: independent of the machine's load)."""
 import errno
@@ -51,25 +51,36 @@ def wait_for(what, cond, seconds=5):
     check(cond(), what)
 
 
-def test_listing_does_not_parse():
+HUGE_PARAM = u32(0) + u32(1) + u32(0x200) + bytes([0x92]) + u32(0xffffffff) * 2 + u32(1) + b"\xc6\xff\xff\xff\xff"
+
+
+def test_listing_never_shows_broken_as_dir():
     good = "primitiv/param_adam_2x3.param"
+    psave = "plearn/psave/learners/LinearRegressor.final_learner.psave"
     with Mount([good]) as m:
         blob = open(os.path.join(DATA, good), "rb").read()
         for name in ("cut.param", "cut2.param"):
             with open(m.s(name), "wb") as f:
                 f.write(blob[:40])
+        with open(m.s("huge.param"), "wb") as f:
+            f.write(HUGE_PARAM)
+        with open(m.s("damaged.psave"), "wb") as f:  # no format bids on its first bytes
+            f.write(b"\x00\xff" + open(os.path.join(DATA, psave), "rb").read()[2:])
         with open(m.s("notes.txt"), "w") as f:
             f.write("hello\n")
-        # ls -l: files whose first bytes look like a model are directories,
-        # known from those bytes alone (nothing is parsed: no error yet)
-        eq(ls_types(m), {"param_adam_2x3.param": "d", "cut.param": "d", "cut2.param": "d",
-                         "notes.txt": "-"})
-        eq(m.errors(), "", "parsed by a listing")
+        # ls -l: a file that looks like a model but does not parse is a
+        # plain file from the first listing on, with its errors line
+        eq(ls_types(m), {"param_adam_2x3.param": "d", "cut.param": "-", "cut2.param": "-",
+                         "huge.param": "-", "damaged.psave": "-", "notes.txt": "-"})
+        errs = m.errors().splitlines()
+        for name in ("cut.param", "cut2.param", "huge.param", "damaged.psave"):
+            eq(len([ln for ln in errs if (" %s: " % name) in ln]), 1, "lines for %s: %r" % (name, errs))
+        eq(len(errs), 4, "error lines after the listing: %r" % errs)
         # what a listing showed holds when the kernel forgets and looks up
-        # the name again (a tool walking the tree sees one type throughout)
+        # the name again
         subprocess.run(["sh", "-c", "echo 2 > /proc/sys/vm/drop_caches"], check=False)
-        check(os.path.isdir(m.m("cut.param")), "cut.param changed type before its first read")
-        eq(m.errors(), "", "parsed by a lookup after a listing")
+        check(os.path.isfile(m.m("cut.param")), "cut.param changed type after a listing")
+        check(not stat.S_ISDIR(os.stat(m.m("huge.param")).st_mode), "huge.param stat as a directory")
         # a model directory shows the source's size, owner and times, and
         # a link count of 1 (not counted): the same before and after parsing
         src = os.stat(m.s("param_adam_2x3.param"))
@@ -82,28 +93,22 @@ def test_listing_does_not_parse():
         eq((after.st_ino, after.st_mode, after.st_size, after.st_nlink, after.st_mtime_ns),
            (before.st_ino, before.st_mode, before.st_size, before.st_nlink, before.st_mtime_ns),
            "attributes once parsed")
-        # its first read parses it: one that does not parse reads as an
-        # empty directory, and is a plain file right after, with its line
-        eq(os.listdir(m.m("cut.param")), [], "a model that does not parse")
-        check(os.path.isfile(m.m("cut.param")), "cut.param is not a plain file after its read")
         eq(m.read("cut.param"), blob[:40])
-        # a path through it: the walk is done again and finds the file
+        # a path through it: not a directory
         try:
             open(m.m("cut2.param", "version")).close()
             check(False, "cut2.param/version opened")
         except OSError as e:
             eq(e.errno, errno.ENOTDIR, "path through a file that does not parse")
-        check(os.path.isfile(m.m("cut2.param")), "cut2.param is not a plain file")
-        # a lookup by name, without a listing, parses at once
+        # a stat by name, without a listing, parses at once
         with open(m.s("cut3.param"), "wb") as f:
             f.write(blob[:50])
-        check(os.path.isfile(m.m("cut3.param")), "cut3.param looked up is not a plain file")
+        check(not stat.S_ISDIR(os.stat(m.m("cut3.param")).st_mode), "cut3.param stat as a directory")
         eq(ls_types(m), {"param_adam_2x3.param": "d", "cut.param": "-", "cut2.param": "-",
-                         "cut3.param": "-", "notes.txt": "-"})
+                         "huge.param": "-", "damaged.psave": "-", "cut3.param": "-", "notes.txt": "-"})
         errs = m.errors().splitlines()
-        for name in ("cut.param", "cut2.param", "cut3.param"):
-            eq(len([ln for ln in errs if (" %s: " % name) in ln]), 1, "lines for %s: %r" % (name, errs))
-        eq(len(errs), 3, "error lines: %r" % errs)
+        eq(len([ln for ln in errs if " cut3.param: " in ln]), 1, "lines for cut3.param: %r" % errs)
+        eq(len(errs), 5, "error lines: %r" % errs)
         # and the good model is undisturbed
         eq(m.text("param_adam_2x3.param", "value", "shape"), "2 3\n")
 
@@ -239,5 +244,5 @@ def test_directory_of_models():
 
 
 if __name__ == "__main__":
-    run([test_listing_does_not_parse, test_listing_after_outside_change, test_requests_per_directory,
+    run([test_listing_never_shows_broken_as_dir, test_listing_after_outside_change, test_requests_per_directory,
          test_directory_of_models])

@@ -4,7 +4,8 @@ plearn_decode.py (classes, option texts, tensors, vectors, pointer references
 shown as relative symbolic links to the right object); .pmat and .amat
 matrices with their headers; .pmat.metadata/ and the .amat with string cells
 passing through untouched. Edits: a number in a .psave matrix with sed (kept
-in the file's %.18g or %.15g style, every other byte unchanged), an option
+in the file's %.18g style, else the shortest round-trip decimal, every
+other byte unchanged), an option
 with echo, a .pmat reshaped with numpy.save (its header follows), .amat
 values; bad input is refused and the source stays byte-identical."""
 import errno
@@ -280,7 +281,8 @@ def test_psave_sed_number():
            "source after sed on resid_variance")
         eq(json.loads(decoder("plearn_decode.py", "--values", m.s(LR), "resid_variance")),
            [22.6711187811828125, -1.5e-300])
-        # %.15g where the file shows 15 digits: 0.3 stays 0.3
+        # a file showing 15 digits (%.15g): the shortest round-trip decimal,
+        # never fewer digits than the value needs; 0.3 stays 0.3
         before = open(m.s(PARZEN), "rb").read()
         m.sh("sed -i '1s/^0.6628 /0.3 /' %s/center/values.txt" % PARZEN)
         eq(open(m.s(PARZEN), "rb").read(), replaced(before, b"\n0.6628 \t1.0628", b"\n0.3 \t1.0628"),
@@ -288,9 +290,9 @@ def test_psave_sed_number():
         before = open(m.s(PARZEN), "rb").read()
         m.sh("sed -i '1s/.*/0.1234567890123456789/' %s/alpha/values.txt" % PARZEN)
         eq(open(m.s(PARZEN), "rb").read(),
-           replaced(before, b"[ 0.00666666666666667 ", b"[ " + ("%.15g" % 0.1234567890123456789).encode() + b" "),
+           replaced(before, b"[ 0.00666666666666667 ", b"[ " + repr(0.1234567890123456789).encode() + b" "),
            "source after sed on ParzenWindow's alpha")
-        eq(json.loads(decoder("plearn_decode.py", "--values", m.s(PARZEN), "alpha"))[0], 0.123456789012346)
+        eq(json.loads(decoder("plearn_decode.py", "--values", m.s(PARZEN), "alpha"))[0], 0.1234567890123456789)
         Tree(m, LR).check()
         Tree(m, PARZEN).check()
         eq(m.errors(), "", ".modelfs/errors after good edits")

@@ -533,7 +533,15 @@ static void test_bid(void **state)
 	assert_non_null(c);
 	assert_string_equal(c->name, "plearn");
 	const char *txt = "hello world\n";
-	assert_null(mfs_probe((const uint8_t *)txt, strlen(txt), strlen(txt), "notes.psave"));
+	/* By extension, any .psave bids (low): one that does not parse is
+	 * reported with a reason, not passed through silently. */
+	c = mfs_probe((const uint8_t *)txt, strlen(txt), strlen(txt), "notes.psave");
+	assert_non_null(c);
+	struct mfs_model *m = NULL;
+	struct mfs_err err = {0};
+	int r = mfs_model_open_mem(&m, txt, strlen(txt), "notes.psave", NULL, 0, NULL, &err);
+	assert_true(r < 0 && r != -ENOTSUP);
+	assert_true(err.msg[0] != '\0');
 	const char *vec = "# a comment\n2 [ Foo() Bar() ]";
 	assert_non_null(mfs_probe((const uint8_t *)vec, strlen(vec), strlen(vec), "v.plearn"));
 	const char *mat = "3  2  [\n1\t2\t\n]";

@@ -1,6 +1,7 @@
 /* Unit tests of the PLearn codec, writing: numbers edited through values.txt,
- * data and data.npy land in their own tokens in the file's style (%.18g or
- * %.15g, integers as integers), option text is re-parsed and replaces its
+ * data and data.npy land in their own tokens in the file's style where it
+ * round-trips (%.18g; integers as integers), else as the shortest round-trip
+ * decimal (never %.15g, which loses digits), option text is re-parsed and replaces its
  * span only, .pmat reshapes carry the header along, bad input is refused. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -82,14 +83,15 @@ static void test_values_style15(void **state)
 	uint8_t *out = plt_write(m, "alpha/values.txt", nt, (size_t)hl + rest, &outlen);
 	size_t off = plt_find(m->base, (size_t)m->size, "alpha = 150 [ ") + 14;
 	assert_memory_equal(m->base + off, "0.00666666666666667 ", 20);
-	assert_memory_equal(out + off, "0.333333333333333 ", 18);
-	plt_same_outside(m->base, (size_t)m->size, out, outlen, off, 19, 17);
+	/* %.15g would lose a digit: the shortest round-trip decimal instead */
+	assert_memory_equal(out + off, "0.3333333333333333 ", 19);
+	plt_same_outside(m->base, (size_t)m->size, out, outlen, off, 19, 18);
 	free(out);
 	free(nt);
 	free(txt);
 	tclose(m);
 
-	/* The .amat written by hand shows 15-digit style; PLearn's own %.18g. */
+	/* The .amat written by hand: shortest round-trip; PLearn's own: %.18g. */
 	m = topen("plearn/amat/linear_4x_2y.amat");
 	txt = tread(m, "values.txt", &len);
 	txt[0] = '7';  /* -0.67651 -> 70.67651 */
