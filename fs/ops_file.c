@@ -190,7 +190,14 @@ void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		inode_put(i);
 		return reply_err(req, EROFS);
 	}
-	int r = file_open(i, fi);
+	/* A file of SOURCE is opened as the caller: the kernel under SOURCE
+	 * checks their rights on the file the name now holds. */
+	bool as_caller = i->kind == I_SFILE;
+	int r = as_caller ? caller_enter(req) : 0;
+	if (r == 0)
+		r = file_open(i, fi);
+	if (as_caller)
+		caller_leave();
 	inode_put(i);
 	if (r < 0)
 		return reply_err(req, -r);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "attr.h"
+#include "caller.h"
 #include "commit.h"
 #include "model_fs.h"
 #include "handle.h"
@@ -238,8 +239,7 @@ static int truncate_source(int fd, const struct stat *st, off_t size, struct fus
 }
 
 /* chmod/chown/truncate/utimens on a source entry, on the opened entry
- * (never by a name walked again). The kernel checked the caller's rights
- * (default_permissions). */
+ * (never by a name walked again). */
 static int setattr_source(struct inode *i, struct stat *a, int to_set, struct fuse_file_info *fi)
 {
 	if (fs.o.ro)
@@ -322,7 +322,13 @@ void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 	case I_SDIR:
 	case I_SFILE:
 	case I_SLINK:
-		r = setattr_source(i, attr, to_set, fi);
+		/* as the caller: the kernel under SOURCE checks their rights
+		 * on the entry itself (a hard link swapped in is not theirs) */
+		r = caller_enter(req);
+		if (r == 0) {
+			r = setattr_source(i, attr, to_set, fi);
+			caller_leave();
+		}
 		break;
 	case I_VNODE:
 		r = setattr_view(i, attr, to_set, fi);

@@ -165,9 +165,10 @@ tryit("getxattr", lambda: os.getxattr(fd, "user.secret").decode())
 
 
 def test_names_over_planted_links():
-    """mkdir, mkfifo, symlink and link onto a planted link: EEXIST, nothing
-    made at its target; rename over it replaces the link; unlink removes
-    the link; getxattr without following reads no target attribute."""
+    """mkdir, mkfifo, symlink and link onto a link planted under a negative
+    entry: EEXIST, nothing made at its target; rename over it replaces the
+    link; unlink removes the link; getxattr without following reads no
+    target attribute."""
     with SecMount() as m:
         for uid, who in users():
             v = m.victim("target%d" % uid)
@@ -180,8 +181,9 @@ def test_names_over_planted_links():
                 # a negative entry, then the link: to the victim for r, u, x;
                 # to a missing name for what would create
                 tgt = "../../target%d" % uid if n in "rux" else "../../missing%s%d" % (n, uid)
-                code += "tryit('neg_%s', lambda: os.stat(%r) and None)\nos.symlink(%r, %r)\n" % (
-                    n, m.m("home", h + n), tgt, m.s("home", h + n))
+                if n != "u":  # a negative entry would answer unlink itself
+                    code += "tryit('neg_%s', lambda: os.stat(%r) and None)\n" % (n, m.m("home", h + n))
+                code += "os.symlink(%r, %r)\n" % (tgt, m.s("home", h + n))
             mm = lambda n: m.m("home", h + n)  # noqa: E731
             code += """
 tryit("mkdir", lambda: os.mkdir({d!r}))
@@ -205,6 +207,41 @@ tryit("getxattr", lambda: os.getxattr({x!r}, "user.secret", follow_symlinks=Fals
             check(stat.S_ISREG(os.lstat(m.s("home", h + "r")).st_mode), who + ": rename")
             check(not os.path.lexists(m.s("home", h + "u")), who + ": unlink")
             unchanged(v, st0, who)
+
+
+def test_attributes_of_entries_still_change():
+    """chmod, chown, utimens and truncate by name of a file, a directory
+    and a link (the link itself) through the mount, as root and as their
+    owner uid 65534: applied to the SOURCE entry."""
+    with SecMount() as m:
+        for uid, who in users():
+            h = "a%d_" % uid
+            os.mkdir(m.s("home", h + "d"))
+            with open(m.s("home", h + "f"), "w") as f:
+                f.write("0123456789")
+            os.symlink(h + "f", m.s("home", h + "l"))
+            for n in "dfl":
+                os.lchown(m.s("home", h + n), uid, uid)
+            mm = lambda n: m.m("home", h + n)  # noqa: E731
+            out = m.as_user(uid, """
+tryit("truncate", lambda: os.truncate({f!r}, 4))
+tryit("chmod_f", lambda: os.chmod({f!r}, 0o640))
+tryit("chmod_d", lambda: os.chmod({d!r}, 0o750))
+tryit("chown_l", lambda: os.chown({l!r}, -1, {uid}, follow_symlinks=False))
+tryit("utime_f", lambda: os.utime({f!r}, (1000, 2000)))
+tryit("utime_d", lambda: os.utime({d!r}, (1000, 3000)))
+tryit("utime_l", lambda: os.utime({l!r}, (1000, 4000), follow_symlinks=False))
+""".format(f=mm("f"), d=mm("d"), l=mm("l"), uid=uid))
+            for k, v in out.items():
+                eq(v, "ok", who + ": " + k)
+            eq(mode_of(m.s("home", h + "f")), 0o640, who + ": chmod of a file")
+            eq(mode_of(m.s("home", h + "d")), 0o750, who + ": chmod of a directory")
+            eq(os.lstat(m.s("home", h + "f")).st_mtime, 2000, who + ": utimens of a file")
+            eq(os.lstat(m.s("home", h + "d")).st_mtime, 3000, who + ": utimens of a directory")
+            eq(os.lstat(m.s("home", h + "l")).st_mtime, 4000, who + ": utimens of a link")
+            eq(os.path.getsize(m.s("home", h + "f")), 4, who + ": truncate")
+            out = m.as_user(uid, "tryit('chown', lambda: os.chown(%r, 0, 0))" % mm("f"))
+            eq(out["chown"], "ok" if uid == 0 else "EPERM", who + ": chown to root")
 
 
 # ---- the caller owns what they create -----------------------------------
@@ -292,5 +329,6 @@ if __name__ == "__main__":
         print("SKIP: needs root and setpriv")
         raise SystemExit(77)
     run([test_create_over_link_under_negative_entry, test_setattr_through_open_file_after_swap,
-         test_names_over_planted_links, test_caller_owns_what_they_create,
+         test_names_over_planted_links, test_attributes_of_entries_still_change,
+         test_caller_owns_what_they_create,
          test_setgid_dropped_as_the_kernel_does])
