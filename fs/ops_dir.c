@@ -235,7 +235,7 @@ void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 	remove_source(req, parent, name, AT_REMOVEDIR);
 }
 
-static int rename_in_model(struct inode *p, const char *name, struct inode *np,
+static int rename_in_model(fuse_req_t req, struct inode *p, const char *name, struct inode *np,
 			   const char *newname, unsigned flags)
 {
 	if (p->fm != np->fm)
@@ -295,7 +295,8 @@ static int rename_in_model(struct inode *p, const char *name, struct inode *np,
 		r = EPERM;  /* over another view */
 		inode_put(dstv);
 	} else {
-		struct inode *s = scratch_create(np, newname, 0600, fs.uid, fs.gid, &r);
+		const struct fuse_ctx *ctx = fuse_req_ctx(req);  /* the caller's, as a new file */
+		struct inode *s = scratch_create(np, newname, 0600, ctx->uid, ctx->gid, &r);
 		if (s) {
 			struct mfs_err e = {0};
 			struct mref *ref = fsmodel_current(v->fm, &e);
@@ -373,7 +374,7 @@ void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t n
 		if (r == 0)
 			renamed_source(p, name, np, newname);
 	} else if (is_model_dir(p) && is_model_dir(np)) {
-		r = rename_in_model(p, name, np, newname, flags);
+		r = rename_in_model(req, p, name, np, newname, flags);
 	} else {
 		r = EXDEV;
 	}

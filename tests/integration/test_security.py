@@ -26,7 +26,7 @@ import shutil
 import stat
 import subprocess
 
-from harness import Mount, check, eq, run
+from harness import DATA, Mount, check, eq, run
 
 NOBODY = 65534
 SETPRIV = ["setpriv", "--reuid=%d" % NOBODY, "--regid=%d" % NOBODY, "--clear-groups"]
@@ -260,7 +260,8 @@ def test_caller_owns_what_they_create():
     """As uid 65534 with umask 027 (and 002): a file, a directory, a link
     and a fifo are owned by 65534:65534 with the caller's umask applied
     (the daemon's own is 022); the caller can chmod, link, rename and
-    remove them in the sticky SOURCE. As root: owned by root."""
+    remove them in the sticky SOURCE; a view it renames away (an editor's
+    backup) is its file. As root: owned by root."""
     with SecMount() as m:
         out = m.as_user(NOBODY, """
 os.umask(0o027)
@@ -292,6 +293,16 @@ tryit("rmdir", lambda: os.rmdir({e!r}))
 """.format(g=m.m("g"), e=m.m("e")))
         eq(out, {"rm": "ok", "rmdir": "ok"}, "uid 65534 removes its own")
         check(not os.path.lexists(m.s("g")) and not os.path.lexists(m.s("e")), "removed")
+        # a view renamed away (an editor's backup) is a new file of the caller's
+        shutil.copyfile(os.path.join(DATA, "primitiv", "tensor_2x3.tensor"), m.s("home", "t.tensor"))
+        os.chown(m.s("home", "t.tensor"), NOBODY, NOBODY)
+        view = m.m("home", "t.tensor", "values.txt")
+        out = m.as_user(NOBODY, """
+tryit("backup", lambda: os.rename({v!r}, {v!r} + "~"))
+tryit("owner", lambda: [os.stat({v!r} + "~").st_uid, os.stat({v!r} + "~").st_gid])
+tryit("rm", lambda: os.unlink({v!r} + "~"))
+""".format(v=view))
+        eq(out, {"backup": "ok", "owner": [NOBODY, NOBODY], "rm": "ok"}, "uid 65534's backup")
         out = m.as_user(0, """
 os.umask(0o027)
 tryit("create", lambda: os.close(os.open({r!r}, os.O_CREAT | os.O_WRONLY, 0o666)))
