@@ -24,7 +24,7 @@ int src_open(int dfd, const char *name, int flags, mode_t mode)
 	if (!atomic_load_explicit(&no_openat2, memory_order_relaxed)) {
 		struct open_how how = {
 			.flags = (unsigned)flags,
-			.mode = (flags & O_CREAT) ? mode : 0,
+			.mode = (flags & O_CREAT) ? mode & 07777 : 0,  /* FUSE passes S_IFREG too */
 			.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
 		};
 		long fd = syscall(SYS_openat2, dfd, name, &how, sizeof(how));
