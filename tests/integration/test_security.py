@@ -56,6 +56,10 @@ class SecMount(Mount):
 
     def __init__(self):
         super().__init__(opts=["-o", "allow_other"])
+        up = os.path.dirname(self.tmp)
+        while up != "/":
+            check(os.stat(up).st_mode & 0o001, "uid 65534 cannot reach %s: set TMPDIR" % up)
+            up = os.path.dirname(up)
         os.chmod(self.tmp, 0o755)
         os.chmod(self.mnt, 0o755)
         os.rmdir(self.src)
