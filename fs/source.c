@@ -2,8 +2,8 @@
  * root for other users: a link planted in SOURCE under a name the kernel
  * still knows as a plain file (a negative entry, an open file renamed
  * away) must not carry a write, chmod or truncate outside SOURCE. Names
- * are single components: RESOLVE_BENEATH also refuses "..", an absolute
- * name and magic links. */
+ * are single components (warm.c's paths below the mount point excepted):
+ * RESOLVE_BENEATH also refuses "..", an absolute name and magic links. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>

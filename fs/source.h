@@ -10,7 +10,9 @@
 
 /* Open name under dfd; a link as last component fails with ELOOP, unless
  * flags has O_PATH (then the link itself is opened). O_NOFOLLOW and
- * O_CLOEXEC are added. A descriptor, or -errno. */
+ * O_CLOEXEC are added. name may be a path beneath dfd: with openat2 none
+ * of its components may be a link (without, only the last is checked).
+ * A descriptor, or -errno. */
 int src_open(int dfd, const char *name, int flags, mode_t mode);
 /* Reopen an O_PATH descriptor of a regular file for I/O (flags: O_WRONLY,
  * ...), through its /proc/self/fd entry, which names the opened file
