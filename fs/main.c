@@ -15,6 +15,7 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include "caller.h"
 #include "cli.h"
 #include "commit.h"
 #include "fs.h"
@@ -442,6 +443,7 @@ static int mount_main(struct fuse_args *a, struct fuse_cmdline_opts *co)
 		return 1;
 	fs.uid = getuid();
 	fs.gid = getgid();
+	caller_init();
 	raise_fd_limit();
 	log_init();
 	inode_table_init();

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "attr.h"
+#include "caller.h"
 #include "commit.h"
 #include "model_fs.h"
 #include "ops.h"
@@ -67,10 +68,14 @@ void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
 		inode_put(p);
 		return reply_err(req, EPERM);
 	}
-	if (mkdirat(dir_fd(p), name, mode) < 0) {
-		int e = errno;
+	int e = caller_enter(req);
+	if (e == 0) {
+		e = mkdirat(dir_fd(p), name, caller_mode(req, mode)) < 0 ? -errno : 0;
+		caller_leave();
+	}
+	if (e < 0) {
 		inode_put(p);
-		return reply_err(req, e);
+		return reply_err(req, -e);
 	}
 	reply_new_entry(req, p, name);
 	inode_put(p);
@@ -85,10 +90,14 @@ void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char 
 		inode_put(p);
 		return reply_err(req, EPERM);
 	}
-	if (symlinkat(link, dir_fd(p), name) < 0) {
-		int e = errno;
+	int e = caller_enter(req);
+	if (e == 0) {
+		e = symlinkat(link, dir_fd(p), name) < 0 ? -errno : 0;
+		caller_leave();
+	}
+	if (e < 0) {
 		inode_put(p);
-		return reply_err(req, e);
+		return reply_err(req, -e);
 	}
 	reply_new_entry(req, p, name);
 	inode_put(p);
@@ -101,11 +110,14 @@ void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, 
 		return;
 	int r = 0;
 	if (p->kind == I_SDIR) {
-		if (mknodat(dir_fd(p), name, mode, rdev) < 0)
-			r = errno;
+		r = -caller_enter(req);
+		if (r == 0) {
+			r = mknodat(dir_fd(p), name, caller_mode(req, mode), rdev) < 0 ? errno : 0;
+			caller_leave();
+		}
 	} else if (S_ISREG(mode)) {
 		const struct fuse_ctx *ctx = fuse_req_ctx(req);
-		struct inode *s = scratch_create(p, name, mode & ~ctx->umask, ctx->uid, ctx->gid, &r);
+		struct inode *s = scratch_create(p, name, caller_mode(req, mode), ctx->uid, ctx->gid, &r);
 		if (s)
 			inode_put(s);
 	} else {
@@ -134,11 +146,16 @@ void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *n
 		inode_put(p);
 		return reply_err(req, EPERM);
 	}
-	if (linkat(dir_fd(i->parent), i->name, dir_fd(p), newname, 0) < 0) {
-		int e = errno;
+	/* flags 0: a link is linked itself, never what it points to */
+	int e = caller_enter(req);
+	if (e == 0) {
+		e = linkat(dir_fd(i->parent), i->name, dir_fd(p), newname, 0) < 0 ? -errno : 0;
+		caller_leave();
+	}
+	if (e < 0) {
 		inode_put(i);
 		inode_put(p);
-		return reply_err(req, e);
+		return reply_err(req, -e);
 	}
 	inode_put(i);
 	reply_new_entry(req, p, newname);
@@ -185,8 +202,10 @@ static void remove_source(fuse_req_t req, fuse_ino_t parent, const char *name, i
 		}
 		if (model && flags)
 			r = EPERM;  /* a model file is removed in SOURCE, not as a directory */
-		else if (unlinkat(dir_fd(p), name, flags) < 0)
-			r = errno;
+		else if ((r = -caller_enter(req)) == 0) {
+			r = unlinkat(dir_fd(p), name, flags) < 0 ? errno : 0;
+			caller_leave();
+		}
 	} else if (flags) {
 		r = EPERM;  /* directories of a model are part of the file */
 	} else {
@@ -216,7 +235,7 @@ void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 	remove_source(req, parent, name, AT_REMOVEDIR);
 }
 
-static int rename_in_model(struct inode *p, const char *name, struct inode *np,
+static int rename_in_model(fuse_req_t req, struct inode *p, const char *name, struct inode *np,
 			   const char *newname, unsigned flags)
 {
 	if (p->fm != np->fm)
@@ -276,7 +295,8 @@ static int rename_in_model(struct inode *p, const char *name, struct inode *np,
 		r = EPERM;  /* over another view */
 		inode_put(dstv);
 	} else {
-		struct inode *s = scratch_create(np, newname, 0600, fs.uid, fs.gid, &r);
+		const struct fuse_ctx *ctx = fuse_req_ctx(req);  /* the caller's, as a new file */
+		struct inode *s = scratch_create(np, newname, 0600, ctx->uid, ctx->gid, &r);
 		if (s) {
 			struct mfs_err e = {0};
 			struct mref *ref = fsmodel_current(v->fm, &e);
@@ -346,12 +366,15 @@ void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t n
 	}
 	int r = 0;
 	if (p->kind == I_SDIR && np->kind == I_SDIR) {
-		if (renameat2(dir_fd(p), name, dir_fd(np), newname, flags) < 0)
-			r = errno;
-		else
+		r = -caller_enter(req);
+		if (r == 0) {
+			r = renameat2(dir_fd(p), name, dir_fd(np), newname, flags) < 0 ? errno : 0;
+			caller_leave();
+		}
+		if (r == 0)
 			renamed_source(p, name, np, newname);
 	} else if (is_model_dir(p) && is_model_dir(np)) {
-		r = rename_in_model(p, name, np, newname, flags);
+		r = rename_in_model(req, p, name, np, newname, flags);
 	} else {
 		r = EXDEV;
 	}

@@ -11,12 +11,14 @@
 #include <dirent.h>
 
 #include "attr.h"
+#include "caller.h"
 #include "commit.h"
 #include "model_fs.h"
 #include "ops.h"
 #include "handle.h"
 #include "pending.h"
 #include "scratch.h"
+#include "source.h"
 #include "warm.h"
 
 static struct fh *fh_new(void)
@@ -119,18 +121,27 @@ static int open_view(struct inode *i, struct fuse_file_info *fi, struct fh *h)
 	return 0;
 }
 
-int file_open(struct inode *i, struct fuse_file_info *fi)
+/* Open i for a handle; fd: i's source file already open (create), or -1.
+ * The handle takes fd, on failure too. */
+static int file_open_fd(struct inode *i, struct fuse_file_info *fi, int fd)
 {
 	struct fh *h = fh_new();
-	if (!h)
+	if (!h) {
+		if (fd >= 0)
+			close(fd);
 		return -ENOMEM;
+	}
+	h->fd = fd;
 	int r = 0;
 	switch (i->kind) {
 	case I_SFILE: {
 		int flags = fi->flags & ~(O_CREAT | O_EXCL | O_NOCTTY);
-		h->fd = openat(dir_fd(i->parent), i->name, flags | O_NOFOLLOW | O_CLOEXEC);
 		if (h->fd < 0)
-			r = -errno;
+			h->fd = src_open(dir_fd(i->parent), i->name, flags, 0);
+		if (h->fd < 0) {
+			r = h->fd;
+			h->fd = -1;
+		}
 		fi->keep_cache = (fi->flags & O_ACCMODE) == O_RDONLY;
 		break;
 	}
@@ -175,6 +186,11 @@ int file_open(struct inode *i, struct fuse_file_info *fi)
 	return 0;
 }
 
+int file_open(struct inode *i, struct fuse_file_info *fi)
+{
+	return file_open_fd(i, fi, -1);
+}
+
 void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct inode *i = inode_get(ino);
@@ -184,7 +200,14 @@ void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		inode_put(i);
 		return reply_err(req, EROFS);
 	}
-	int r = file_open(i, fi);
+	/* A file of SOURCE is opened as the caller: the kernel under SOURCE
+	 * checks their rights on the file the name now holds. */
+	bool as_caller = i->kind == I_SFILE;
+	int r = as_caller ? caller_enter(req) : 0;
+	if (r == 0)
+		r = file_open(i, fi);
+	if (as_caller)
+		caller_leave();
 	inode_put(i);
 	if (r < 0)
 		return reply_err(req, -r);
@@ -198,21 +221,21 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 	if (!p)
 		return reply_err(req, ESTALE);
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
-	int err = 0;
+	int err = 0, fd = -1;
 	struct inode *c = NULL;
 	if (fs.o.ro) {
 		err = EROFS;
 	} else if (p->kind == I_SDIR) {
 		if (mfs_private_name(name) || (!p->parent && strcmp(name, ".modelfs") == 0)) {
 			err = EPERM;
-		} else {
-			int fd = openat(dir_fd(p), name, (fi->flags | O_CREAT) & ~O_NOFOLLOW,
-					mode & ~ctx->umask);
+		} else if ((err = -caller_enter(req)) == 0) {
+			/* Created as the caller, never through a link put under the
+			 * name (ELOOP); the file opened here is the one served. */
+			fd = src_open(dir_fd(p), name, fi->flags | O_CREAT, caller_mode(req, mode));
+			caller_leave();
 			if (fd < 0)
-				err = errno;
+				err = -fd;
 			else
-				close(fd);
-			if (!err)
 				c = child_lookup(p, name, &err);
 		}
 	} else if (is_model_dir(p)) {
@@ -223,19 +246,24 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 			err = EEXIST;
 		} else if (!c && err == ENOENT) {
 			err = 0;
-			c = scratch_create(p, name, mode & ~ctx->umask, ctx->uid, ctx->gid, &err);
+			c = scratch_create(p, name, caller_mode(req, mode), ctx->uid, ctx->gid, &err);
 		}
 	} else {
 		err = EPERM;
 	}
 	inode_put(p);
-	if (!c)
+	if (!c || err) {
+		if (fd >= 0)
+			close(fd);
+		if (c)
+			inode_put(c);
 		return reply_err(req, err ? err : EIO);
-	if (err) {
-		inode_put(c);
-		return reply_err(req, err);
 	}
-	int r = file_open(c, fi);
+	if (fd >= 0 && c->kind != I_SFILE) {
+		close(fd);  /* a model: served through its views */
+		fd = -1;
+	}
+	int r = file_open_fd(c, fi, fd);
 	struct fuse_entry_param e;
 	if (r == 0)
 		r = entry_of(c, &e);

@@ -9,12 +9,14 @@
 #include <unistd.h>
 
 #include "attr.h"
+#include "caller.h"
 #include "commit.h"
 #include "model_fs.h"
 #include "handle.h"
 #include "ops.h"
 #include "pending.h"
 #include "scratch.h"
+#include "source.h"
 
 void reply_err(fuse_req_t req, int err)
 {
@@ -31,10 +33,11 @@ void op_init(void *userdata, struct fuse_conn_info *conn)
 	(void)userdata;
 	/* Data goes to the kernel by splice where a view is a range of the
 	 * source (as passthrough_hp does); O_TRUNC comes with open, so a
-	 * truncating open needs no separate setattr. */
+	 * truncating open needs no separate setattr. The caller's umask comes
+	 * with each creation, unapplied (caller.h). */
 	unsigned want[] = {FUSE_CAP_SPLICE_WRITE, FUSE_CAP_SPLICE_MOVE, FUSE_CAP_ATOMIC_O_TRUNC,
 			   FUSE_CAP_READDIRPLUS, FUSE_CAP_PARALLEL_DIROPS, FUSE_CAP_CACHE_SYMLINKS,
-			   FUSE_CAP_ASYNC_READ, FUSE_CAP_NO_OPENDIR_SUPPORT};
+			   FUSE_CAP_ASYNC_READ, FUSE_CAP_NO_OPENDIR_SUPPORT, FUSE_CAP_DONT_MASK};
 	for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++)
 		if (conn->capable & want[k])
 			conn->want |= want[k];
@@ -193,40 +196,70 @@ void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fuse_reply_attr(req, &st, t);
 }
 
-/* chmod/chown/truncate/utimens on a source entry. */
+/* The entry of a SOURCE inode, opened O_PATH without following a link:
+ * a directory's own descriptor, else its name, which must still be of the
+ * inode's kind (a link put under a plain file's name is ESTALE: the
+ * kernel's path walks look it up again). *own: the caller closes it. */
+static int source_entry(struct inode *i, struct stat *st, bool *own)
+{
+	*own = i->kind != I_SDIR;
+	int fd = *own ? src_open(dir_fd(i->parent), i->name, O_PATH, 0) : dir_fd(i);
+	if (fd < 0)
+		return fd;
+	bool link = false, dir = false;
+	int r = fstat(fd, st) < 0 ? -errno : 0;
+	if (r == 0) {
+		link = S_ISLNK(st->st_mode);
+		dir = S_ISDIR(st->st_mode);
+	}
+	if (r == 0 && (link != (i->kind == I_SLINK) || dir != (i->kind == I_SDIR)))
+		r = -ESTALE;
+	if (r < 0 && *own)
+		close(fd);
+	return r < 0 ? r : fd;
+}
+
+/* Truncate the regular file of O_PATH descriptor fd, or the handle's file. */
+static int truncate_source(int fd, const struct stat *st, off_t size, struct fuse_file_info *fi)
+{
+	struct fh *h = fi ? handle_get(fi->fh) : NULL;
+	int r;
+	if (h && h->fd >= 0) {
+		r = ftruncate(h->fd, size) < 0 ? -errno : 0;
+	} else if (!S_ISREG(st->st_mode)) {
+		r = S_ISDIR(st->st_mode) ? -EISDIR : -EINVAL;
+	} else {
+		int wfd = src_reopen(fd, O_WRONLY | O_NONBLOCK);
+		r = wfd < 0 ? wfd : ftruncate(wfd, size) < 0 ? -errno : 0;
+		if (wfd >= 0)
+			close(wfd);
+	}
+	handle_put(h);
+	return r;
+}
+
+/* chmod/chown/truncate/utimens on a source entry, on the opened entry
+ * (never by a name walked again). */
 static int setattr_source(struct inode *i, struct stat *a, int to_set, struct fuse_file_info *fi)
 {
-	int dfd = i->parent ? dir_fd(i->parent) : -1;
-	char self[64];
-	const char *name = i->name;
-	if (!i->parent) {
-		snprintf(self, sizeof(self), "/proc/self/fd/%d", fs.root_fd);
-		name = self;
-		dfd = AT_FDCWD;
-	}
 	if (fs.o.ro)
 		return -EROFS;
-	if ((to_set & FUSE_SET_ATTR_MODE) && i->kind != I_SLINK &&
-	    fchmodat(dfd, name, a->st_mode & 07777, 0) < 0)
-		return -errno;
-	if (to_set & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) {
+	struct stat st;
+	bool own;
+	int fd = source_entry(i, &st, &own);
+	if (fd < 0)
+		return fd;
+	int r = 0;
+	if ((to_set & FUSE_SET_ATTR_MODE) && i->kind != I_SLINK)
+		r = src_fchmod(fd, a->st_mode & 07777);
+	if (r == 0 && (to_set & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID))) {
 		uid_t u = (to_set & FUSE_SET_ATTR_UID) ? a->st_uid : (uid_t)-1;
 		gid_t g = (to_set & FUSE_SET_ATTR_GID) ? a->st_gid : (gid_t)-1;
-		if (fchownat(dfd, name, u, g, AT_SYMLINK_NOFOLLOW) < 0)
-			return -errno;
+		r = src_fchown(fd, u, g);
 	}
-	if (to_set & FUSE_SET_ATTR_SIZE) {
-		struct fh *h = fi ? handle_get(fi->fh) : NULL;
-		int fd = h && h->fd >= 0 ? h->fd : openat(dfd, name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
-		int r = fd < 0 ? -1 : ftruncate(fd, a->st_size);
-		int e = errno;
-		if (fd >= 0 && !(h && h->fd >= 0))
-			close(fd);
-		handle_put(h);
-		if (r < 0)
-			return -e;
-	}
-	if (to_set & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME)) {
+	if (r == 0 && (to_set & FUSE_SET_ATTR_SIZE))
+		r = truncate_source(fd, &st, a->st_size, fi);
+	if (r == 0 && (to_set & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME))) {
 		struct timespec ts[2] = {{0, UTIME_OMIT}, {0, UTIME_OMIT}};
 		if (to_set & FUSE_SET_ATTR_ATIME_NOW)
 			ts[0].tv_nsec = UTIME_NOW;
@@ -236,10 +269,11 @@ static int setattr_source(struct inode *i, struct stat *a, int to_set, struct fu
 			ts[1].tv_nsec = UTIME_NOW;
 		else if (to_set & FUSE_SET_ATTR_MTIME)
 			ts[1] = a->st_mtim;
-		if (utimensat(dfd, name, ts, AT_SYMLINK_NOFOLLOW) < 0)
-			return -errno;
+		r = src_futimens(fd, ts);
 	}
-	return 0;
+	if (own)
+		close(fd);
+	return r;
 }
 
 /* A view of fixed size (data: the element bytes) holds exactly its size:
@@ -311,7 +345,13 @@ void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 	case I_SDIR:
 	case I_SFILE:
 	case I_SLINK:
-		r = setattr_source(i, attr, to_set, fi);
+		/* as the caller: the kernel under SOURCE checks their rights
+		 * on the entry itself (a hard link swapped in is not theirs) */
+		r = caller_enter(req);
+		if (r == 0) {
+			r = setattr_source(i, attr, to_set, fi);
+			caller_leave();
+		}
 		break;
 	case I_VNODE:
 		r = setattr_view(i, attr, to_set, fi);

@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <signal.h>
 #include <sys/sendfile.h>
 #include <sys/wait.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include "handle.h"
+#include "source.h"
 
 #define WARM_MAX 4               /* passes at once */
 #define WARM_STEP (8u << 20)     /* bytes a sendfile call moves (~1 ms) */
@@ -25,7 +27,7 @@ static fuse_ino_t running[WARM_MAX];  /* inodes being warmed; 0: a free slot (lo
 static atomic_bool stopped;
 
 struct warm {
-	char *path;   /* the view in the mount */
+	char *path;   /* the view, relative to the mount point */
 	uint64_t fh;  /* the reader's open file: the pass lasts as long */
 	int slot;
 };
@@ -50,7 +52,10 @@ static void pass(const char *path)
 	if (close_range(3, ~0u, 0) < 0)
 		for (int fd = 3; fd < 1024; fd++)
 			close(fd);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* every name below the mount point walked without following a link
+	 * (a SOURCE directory replaced by a link meanwhile) */
+	int mnt = open(fs.o.mountpoint, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	int fd = mnt < 0 ? -1 : src_open(mnt, path, O_RDONLY | O_NONBLOCK, 0);
 	int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	if (fd >= 0 && null >= 0) {
 		off_t off = 0;
@@ -111,7 +116,7 @@ void warm_on_open(struct inode *i, uint64_t gen, uint64_t size, uint64_t fh)
 	char rel[PATH_MAX];
 	int n = inode_path(i, rel, sizeof(rel));
 	struct warm *w = malloc(sizeof(*w));
-	if (n < 0 || !w || asprintf(&w->path, "%s/%s", fs.o.mountpoint, rel) < 0) {
+	if (n < 0 || !w || !(w->path = strdup(rel))) {
 		free(w);
 		return;
 	}
