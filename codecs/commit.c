@@ -245,48 +245,73 @@ static int fill_bytes(int fd, void *arg, struct mfs_err *err)
 
 /* ---- in place, under a rollback journal ------------------------------- */
 
+/* Appends to the journal, hashing what it writes. */
+struct jout {
+	int fd;
+	uint64_t pos, hash;
+};
+
+static int jput(struct jout *j, const void *data, size_t len)
+{
+	j->hash = mfs_hash64_add(j->hash, data, len);
+	int r = write_all(j->fd, data, len, j->pos);
+	j->pos += len;
+	return r;
+}
+
+/* The old bytes of span s into the journal, a chunk at a time. */
+static int jput_old(struct jout *j, const struct mfs_model *m, const struct mfs_span *s,
+		    uint8_t *buf)
+{
+	int r = 0;
+	for (uint64_t done = 0; done < s->len && r == 0;) {
+		size_t n = s->len - done < COPY_CHUNK ? (size_t)(s->len - done) : COPY_CHUNK;
+		const uint8_t *src = m->base + s->off + done;
+		if (m->fd >= 0) {
+			r = read_all(m->fd, buf, n, s->off + done);
+			src = buf;
+		}
+		if (r == 0)
+			r = jput(j, src, n);
+		done += n;
+	}
+	return r;
+}
+
 static int journal_write(int jfd, const char *name, const struct stat *st,
 			 const struct mfs_model *m, const struct mfs_patch *p, struct mfs_err *err)
 {
 	/* Header, then (offset, length, old bytes) per span, then a checksum
-	 * of everything before it and an end mark: a torn journal is ignored. */
+	 * of everything before it and an end mark: a torn journal is ignored.
+	 * Written as it is made: the old bytes pass through one chunk. */
 	size_t nl = strlen(name);
-	uint64_t total = 8 + 8 * 5 + nl;
-	for (size_t i = 0; i < p->n; i++)
-		total += 16 + p->spans[i].len;
-	total += 16;
-	if (total > SIZE_MAX)
-		return mfs_error(err, EFBIG, "journal too large");
-	uint8_t *j = malloc((size_t)total);
-	if (!j)
+	uint8_t *buf = malloc(COPY_CHUNK);
+	if (!buf)
 		return mfs_error(err, ENOMEM, "out of memory");
-	uint8_t *o = j;
-	memcpy(o, JOURNAL_MAGIC, 8);
-	o += 8;
+	struct jout j = {jfd, 0, mfs_hash64_start(0x6a726e6c)};
+	uint8_t h[8 * 6], *o = h;
+	memcpy(o, JOURNAL_MAGIC, 8), o += 8;
 	mfs_put_le64(o, (uint64_t)st->st_dev), o += 8;
 	mfs_put_le64(o, (uint64_t)st->st_ino), o += 8;
 	mfs_put_le64(o, m->size), o += 8;
 	mfs_put_le64(o, p->n), o += 8;
-	mfs_put_le64(o, nl), o += 8;
-	memcpy(o, name, nl), o += nl;
-	int r = 0;
+	mfs_put_le64(o, nl);
+	int r = jput(&j, h, sizeof(h));
+	if (r == 0)
+		r = jput(&j, name, nl);
 	for (size_t i = 0; i < p->n && r == 0; i++) {
-		mfs_put_le64(o, p->spans[i].off), o += 8;
-		mfs_put_le64(o, p->spans[i].len), o += 8;
-		if (m->fd >= 0)
-			r = read_all(m->fd, o, (size_t)p->spans[i].len, p->spans[i].off);
-		else
-			memcpy(o, m->base + p->spans[i].off, (size_t)p->spans[i].len);
-		o += p->spans[i].len;
+		mfs_put_le64(h, p->spans[i].off);
+		mfs_put_le64(h + 8, p->spans[i].len);
+		r = jput(&j, h, 16);
+		if (r == 0)
+			r = jput_old(&j, m, &p->spans[i], buf);
 	}
-	if (r < 0) {
-		free(j);
-		return mfs_error(err, -r, "cannot read the bytes to save: %s", strerror(-r));
+	free(buf);
+	if (r == 0) {
+		mfs_put_le64(h, mfs_hash64_end(j.hash));
+		memcpy(h + 8, JOURNAL_END, 8);
+		r = write_all(jfd, h, 16, j.pos);
 	}
-	mfs_put_le64(o, mfs_hash64(j, (size_t)(o - j), 0x6a726e6c)), o += 8;
-	memcpy(o, JOURNAL_END, 8);
-	r = write_all(jfd, j, (size_t)total, 0);
-	free(j);
 	return r < 0 ? mfs_error(err, -r, "cannot write the journal: %s", strerror(-r)) : 0;
 }
 

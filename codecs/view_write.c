@@ -225,18 +225,25 @@ static int keep_runs(struct runs *rs, unsigned es, struct mfs_patch *p, struct m
 	return 0;
 }
 
-int mfs_submit_values(struct mfs_model *m, const struct mfs_tensor *t, const uint8_t *newv,
-		      struct mfs_patch *p, struct mfs_err *err)
+/* kept: newv lives as long as p (no copy of the runs is needed). */
+static int submit_values(struct mfs_model *m, const struct mfs_tensor *t, const uint8_t *newv,
+			 bool kept, struct mfs_patch *p, struct mfs_err *err)
 {
 	uint64_t count = (t->flags & MFS_TF_SPARSE) ? t->nnz : t->nelem;
 	struct runs rs = {0};
 	int r = diff_range(m, t, 0, count, newv, &rs, err);
-	if (r == 0)
+	if (r == 0 && !kept)
 		r = keep_runs(&rs, t->esize, p, err);
 	if (r == 0)
 		r = submit_runs(m, t, &rs, p, err);
 	free(rs.v);
 	return r;
+}
+
+int mfs_submit_values(struct mfs_model *m, const struct mfs_tensor *t, const uint8_t *newv,
+		      struct mfs_patch *p, struct mfs_err *err)
+{
+	return submit_values(m, t, newv, false, p, err);
 }
 
 static int reshape_edit(struct mfs_model *m, const struct mfs_tensor *t, enum mfs_dtype dt,
@@ -554,42 +561,36 @@ static int write_npy(struct mfs_model *m, const struct mfs_tensor *t,
 											: "extra bytes",
 				 (unsigned long long)bytes, mfs_shape_text(sh, in.ndim, in.dims), nd->name,
 				 (unsigned long long)in.data_off, (unsigned long long)c->size);
-	uint8_t *body = malloc((size_t)bytes + 1);
-	if (!body)
-		return mfs_error(err, ENOMEM, "out of memory");
-	if (bytes && c->read(c->ctx, in.data_off, (size_t)bytes, body) < 0) {
-		free(body);
-		return mfs_error(err, EIO, "cannot read the written content");
+	/* The array in place in the written content when it is one piece
+	 * (numpy.save writes sequentially): the patch points into it, which
+	 * lives until the commit is done. Else one copy, kept by the patch. */
+	const uint8_t *body = bytes && c->peek ? c->peek(c->ctx, in.data_off, (size_t)bytes) : NULL;
+	if (!body) {
+		uint8_t *own = mfs_patch_keep(p, bytes + 1);
+		if (!own)
+			return mfs_error(err, ENOMEM, "out of memory");
+		if (bytes && c->read(c->ctx, in.data_off, (size_t)bytes, own) < 0)
+			return mfs_error(err, EIO, "cannot read the written content");
+		body = own;
 	}
 	/* Bring the array to the tensor's storage order. */
 	bool want_col = t->order == MFS_COL_MAJOR;
-	uint8_t *st = body;
+	const uint8_t *st = body;
 	if (in.ndim > 1 && in.fortran != want_col) {
-		st = mfs_patch_keep(p, bytes + 1);
-		if (!st) {
-			free(body);
+		uint8_t *re = mfs_patch_keep(p, bytes + 1);
+		if (!re)
 			return mfs_error(err, ENOMEM, "out of memory");
-		}
-		mfs_reorder(in.dims, in.ndim, es, body, st, want_col);
+		mfs_reorder(in.dims, in.ndim, es, body, re, want_col);
+		st = re;
 	}
 	if (same_shape && dt == t->dtype) {
 		if (t->flags & MFS_TF_SPARSE) {
 			/* Sparse tensors are row-major: compare densely. */
-			r = dense_to_entries(m, t, st, p, err);
-		} else {
-			r = mfs_submit_values(m, t, st, p, err);
+			return dense_to_entries(m, t, st, p, err);
 		}
-	} else {
-		if (st == body) {
-			st = mfs_patch_keep(p, bytes + 1);
-			if (st)
-				memcpy(st, body, (size_t)bytes);
-		}
-		r = st ? reshape_edit(m, t, dt, in.ndim, in.dims, st, n, p, err)
-		       : mfs_error(err, ENOMEM, "out of memory");
+		return submit_values(m, t, st, true, p, err);
 	}
-	free(body);
-	return r;
+	return reshape_edit(m, t, dt, in.ndim, in.dims, st, n, p, err);
 }
 
 static int write_text(struct mfs_model *m, mfs_id id, const struct mfs_content *c,

@@ -84,6 +84,8 @@ int scratch_write(struct inode *si, uint64_t off, const void *data, size_t len)
 	struct scratch *s = si->scr;
 	uint64_t before = wbuf_held(s->buf);
 	uint64_t after_max = before + len;
+	if (off + len < off || off + len > fs.o.max_scratch)
+		return -EFBIG;  /* a size no scratch file may have */
 	if (atomic_load(&fs.scratch_bytes) + (after_max - before) > fs.o.max_scratch)
 		return -ENOSPC;
 	int r = wbuf_write(s->buf, off, data, len);
@@ -102,7 +104,9 @@ int scratch_truncate(struct inode *si, uint64_t size)
 {
 	struct scratch *s = si->scr;
 	uint64_t before = wbuf_held(s->buf);
-	wbuf_truncate(s->buf, size);
+	int r = wbuf_truncate(s->buf, size);
+	if (r < 0)
+		return r;
 	atomic_fetch_sub(&fs.scratch_bytes, before - wbuf_held(s->buf));
 	clock_gettime(CLOCK_REALTIME, &s->mtime);
 	s->ctime = s->mtime;
