@@ -157,8 +157,12 @@ static int parse_string(struct jdoc *j, size_t *off, size_t *len)
 		if (c != '\\') {
 			size_t st = j->pos;
 			while (j->pos < j->len && j->src[j->pos] != '"' && j->src[j->pos] != '\\' &&
-			       (unsigned char)j->src[j->pos] >= 0x20)
-				j->pos++;
+			       (unsigned char)j->src[j->pos] >= 0x20) {
+				size_t u = mfs_utf8_char(j->src + j->pos, j->len - j->pos);
+				if (u == 0)
+					return jfail(j, "invalid UTF-8 in a string");
+				j->pos += u;
+			}
 			if (put_text(j, j->src + st, j->pos - st) < 0)
 				return -1;
 			continue;
@@ -388,6 +392,39 @@ struct dbdf_label *dbdf_meta_labels(struct mfs_model *m, uint64_t ncols)
 done:
 	jfree(&j);
 	return out;
+}
+
+void dbdf_meta_check(struct mfs_model *m, uint64_t rows, uint64_t cols)
+{
+	struct jdoc j = {0};
+	if (!m->has_sidecar)
+		return;
+	if (jparse(&j, m->sidecar, m->sidecar_len) < 0) {
+		mfs_model_note(m, "%s%s: %s; ignored", m->name,
+			       m->codec->sidecar, j.err);
+		jfree(&j);
+		return;
+	}
+	static const char *const keys[2] = {"numRows", "numCols"};
+	const uint64_t want[2] = {rows, cols};
+	for (int k = 0; k < 2; k++) {
+		uint32_t c = member(&j, 0, keys[k]);
+		if (c == NIL)
+			continue;
+		char num[24];
+		int l = snprintf(num, sizeof(num), "%llu", (unsigned long long)want[k]);
+		if (j.v[c].type != J_NUM || j.v[c].textlen != (size_t)l ||
+		    memcmp(j.s + j.v[c].text, num, (size_t)l) != 0) {
+			char q[MFS_QUOTE_MAX];
+			mfs_model_note(m, "%s%s: %s is %s, expected %s (the file's)",
+				       m->name, m->codec->sidecar, keys[k],
+				       j.v[c].type == J_NUM || j.v[c].type == J_STR
+					       ? mfs_quote(q, j.s + j.v[c].text, j.v[c].textlen)
+					       : "not a number", num);
+			break;
+		}
+	}
+	jfree(&j);
 }
 
 bool dbdf_meta_has(const uint8_t *side, size_t len, const char *key)
