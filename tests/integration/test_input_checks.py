@@ -106,6 +106,19 @@ def test_npy_duplicate_key():
         eq(write_errno(npy, dup + body), errno.EINVAL, "duplicate descr")
         ok = npy_with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }")
         eq(write_errno(npy, ok + body), 0, "one of each key")
+        # data at an odd offset (a header not padded): read in place, unaligned
+        odd = b"{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3) }\n"
+        odd = b"\x93NUMPY\x01\x00" + struct.pack("<H", len(odd)) + odd
+        check((len(odd)) % 4 != 0, "odd header length")
+        body = struct.pack("<6f", 6, 5, 4, 3, 2, 1)
+        eq(write_errno(npy, odd + body), 0, "unpadded header")
+        import numpy as np
+        back = np.load(npy)
+        eq(back.tolist(), [[6, 5, 4], [3, 2, 1]], "values after unpadded header")
+        fodd = odd.replace(b"False", b"True ")
+        body = struct.pack("<6f", 1, 4, 2, 5, 3, 7)  # column-major: no reordered copy
+        eq(write_errno(npy, fodd + body), 0, "unpadded header, Fortran order")
+        eq(np.load(npy).tolist(), [[1, 2, 3], [4, 5, 7]], "values in Fortran order")
 
 
 if __name__ == "__main__":
