@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bytes.h"
 #include "codec.h"
@@ -142,6 +143,31 @@ static int add_run(struct runs *rs, uint64_t first, uint64_t count, const void *
 	return 0;
 }
 
+/* Old elements [first, first + n) of t in storage order. A large source
+ * (open, not in memory) is read with pread rather than through its
+ * mapping: comparing a whole tensor then does not keep its pages in the
+ * daemon's memory. */
+static int read_old(const struct mfs_model *m, const struct mfs_tensor *t, uint64_t first,
+		    uint64_t n, uint8_t *old, struct mfs_err *err)
+{
+	if (t->ops || m->fd < 0 || first > t->nelem || n > t->nelem - first)
+		return mfs_tensor_read_storage(m, t, first, n, old, err);
+	size_t len = (size_t)(n * t->esize), done = 0;
+	uint64_t off = t->off + first * t->esize;
+	while (done < len) {
+		ssize_t k = pread(m->fd, old + done, len - done, (off_t)(off + done));
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return mfs_error(err, EIO, "cannot read the old values at byte %llu",
+					 (unsigned long long)(off + done));
+		done += (size_t)k;
+	}
+	if (t->swap)
+		mfs_swap_elems(old, len / t->swap, t->swap);
+	return 0;
+}
+
 /* Diff newv (elements [first, first + count), storage order) against the old
  * values and append runs of changed elements. Old NaNs are kept bit-exact. */
 static int diff_range(struct mfs_model *m, const struct mfs_tensor *t, uint64_t first,
@@ -165,7 +191,7 @@ static int diff_range(struct mfs_model *m, const struct mfs_tensor *t, uint64_t 
 	for (uint64_t b = 0; b < count && r == 0; b += DIFF_BLOCK) {
 		uint64_t n = count - b < DIFF_BLOCK ? count - b : DIFF_BLOCK;
 		r = sparse ? t->ops->entries(m, t, first + b, n, rows, cols, old, err)
-			   : mfs_tensor_read_storage(m, t, first + b, n, old, err);
+			   : read_old(m, t, first + b, n, old, err);
 		if (r == 0 && memcmp(old, newv + b * es, (size_t)(n * es)) == 0)
 			continue;  /* the common case: a block that did not change */
 		for (uint64_t i = 0; i < n && r == 0; i++) {
