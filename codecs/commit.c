@@ -403,52 +403,70 @@ int mfs_commit(int dirfd, const struct mfs_model *m, const struct mfs_patch *p,
 
 /* ---- recovery ------------------------------------------------------------ */
 
+/* Whether journal jfd of len bytes is whole: magic, end mark, checksum of
+ * everything before it (read a chunk at a time into buf). */
+static bool journal_whole(int jfd, uint64_t len, uint8_t *buf)
+{
+	uint8_t tail[16];
+	if (read_all(jfd, buf, 8, 0) < 0 || memcmp(buf, JOURNAL_MAGIC, 8) != 0 ||
+	    read_all(jfd, tail, 16, len - 16) < 0 || memcmp(tail + 8, JOURNAL_END, 8) != 0)
+		return false;
+	uint64_t h = mfs_hash64_start(0x6a726e6c);
+	for (uint64_t pos = 0; pos < len - 16;) {
+		size_t n = len - 16 - pos < COPY_CHUNK ? (size_t)(len - 16 - pos) : COPY_CHUNK;
+		if (read_all(jfd, buf, n, pos) < 0)
+			return false;
+		h = mfs_hash64_add(h, buf, n);
+		pos += n;
+	}
+	return mfs_le64(tail) == mfs_hash64_end(h);
+}
+
+/* Put the old bytes of a whole journal back. The journal is read a chunk
+ * at a time, never whole: its size is that of the bytes it saved. */
 static int recover_journal(int dirfd, const char *jn, struct mfs_err *err)
 {
 	int jfd = openat(dirfd, jn, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (jfd < 0)
 		return errno == ENOENT ? 0 : mfs_error(err, errno, "cannot open %s", jn);
 	struct stat js;
-	uint8_t *j = NULL;
-	int r = 0;
-	if (fstat(jfd, &js) < 0 || js.st_size < 64 || js.st_size > (1ll << 40))
-		goto drop;
-	j = malloc((size_t)js.st_size);
-	if (!j) {
+	uint8_t *buf = malloc(COPY_CHUNK);
+	if (!buf) {
 		close(jfd);
 		return mfs_error(err, ENOMEM, "out of memory");
 	}
-	if (read_all(jfd, j, (size_t)js.st_size, 0) < 0)
+	int r = 0, fd = -1;
+	uint8_t h[48];
+	if (fstat(jfd, &js) < 0 || js.st_size < 64 || js.st_size > (1ll << 40))
 		goto drop;
-	size_t len = (size_t)js.st_size;
-	if (memcmp(j, JOURNAL_MAGIC, 8) != 0 || memcmp(j + len - 8, JOURNAL_END, 8) != 0 ||
-	    mfs_le64(j + len - 16) != mfs_hash64(j, len - 16, 0x6a726e6c))
+	uint64_t len = (uint64_t)js.st_size;
+	if (!journal_whole(jfd, len, buf) || read_all(jfd, h, sizeof(h), 0) < 0)
 		goto drop;  /* torn: the patch never started */
-	uint64_t dev = mfs_le64(j + 8), ino = mfs_le64(j + 16), size = mfs_le64(j + 24);
-	uint64_t n = mfs_le64(j + 32), nl = mfs_le64(j + 40);
-	if (nl > 255 || 48 + nl > len - 16)
-		goto drop;
+	uint64_t dev = mfs_le64(h + 8), ino = mfs_le64(h + 16), size = mfs_le64(h + 24);
+	uint64_t n = mfs_le64(h + 32), nl = mfs_le64(h + 40);
 	char name[256];
-	memcpy(name, j + 48, (size_t)nl);
+	if (nl > 255 || 48 + nl > len - 16 || read_all(jfd, name, (size_t)nl, 48) < 0)
+		goto drop;
 	name[nl] = '\0';
-	int fd = openat(dirfd, name, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+	fd = openat(dirfd, name, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) < 0 || (uint64_t)st.st_dev != dev ||
-	    (uint64_t)st.st_ino != ino || (uint64_t)st.st_size != size) {
-		/* The file was replaced since: the journal is about another file. */
-		if (fd >= 0)
-			close(fd);
-		goto drop;
-	}
-	const uint8_t *q = j + 48 + nl, *end = j + len - 16;
+	    (uint64_t)st.st_ino != ino || (uint64_t)st.st_size != size)
+		goto drop;  /* the file was replaced since: the journal is about another file */
+	uint64_t q = 48 + nl, end = len - 16;
 	for (uint64_t i = 0; i < n && r == 0; i++) {
+		uint8_t sp[16];
 		if (end - q < 16)
 			break;
-		uint64_t off = mfs_le64(q), l = mfs_le64(q + 8);
-		q += 16;
-		if (l > (uint64_t)(end - q) || off + l > size)
+		if (read_all(jfd, sp, 16, q) < 0) {
+			r = mfs_error(err, EIO, "cannot read the journal of %s", name);
 			break;
-		int w = write_all(fd, q, (size_t)l, off);
+		}
+		uint64_t off = mfs_le64(sp), l = mfs_le64(sp + 8);
+		q += 16;
+		if (l > end - q || off > size || l > size - off)
+			break;
+		int w = copy_range(jfd, q, fd, off, l, (char *)buf);
 		if (w < 0)
 			r = mfs_error(err, -w, "cannot roll back %s: %s", name, strerror(-w));
 		q += l;
@@ -456,7 +474,7 @@ static int recover_journal(int dirfd, const char *jn, struct mfs_err *err)
 	if (r == 0 && fsync(fd) < 0)
 		r = mfs_error(err, errno, "fsync: %s", strerror(errno));
 	close(fd);
-	free(j);
+	free(buf);
 	close(jfd);
 	if (r < 0)
 		return r;  /* keep the journal: try again later */
@@ -464,7 +482,9 @@ static int recover_journal(int dirfd, const char *jn, struct mfs_err *err)
 	fsync(dirfd);
 	return 1;
 drop:
-	free(j);
+	if (fd >= 0)
+		close(fd);
+	free(buf);
 	close(jfd);
 	unlinkat(dirfd, jn, 0);
 	return 0;
