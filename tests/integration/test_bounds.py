@@ -55,9 +55,9 @@ def expect_efbig(m, rel, seek):
 
 VIEWS = ["tensor_2x3.tensor/values.txt", "tensor_2x3.tensor/data",
          "tensor_2x3.tensor/data.npy", "adam_custom.optimizer/uint_configs/Optimizer.epoch",
-         "daphne01_coo.dbdf/matrix.mtx"]
+         "daphne01_coo.dbdf/matrix.mtx", "AdaBoost.final_learner.psave/tester/expdir"]
 FILES = ["primitiv/tensor_2x3.tensor", "primitiv/adam_custom.optimizer",
-         "daphne/built/daphne01_coo.dbdf"]
+         "daphne/built/daphne01_coo.dbdf", "plearn/psave/learners/AdaBoost.final_learner.psave"]
 
 
 def test_write_beyond_max_buffer():
