@@ -84,8 +84,6 @@ int scratch_write(struct inode *si, uint64_t off, const void *data, size_t len)
 	struct scratch *s = si->scr;
 	uint64_t before = wbuf_held(s->buf);
 	uint64_t after_max = before + len;
-	if (off + len < off || off + len > fs.o.max_scratch)
-		return -EFBIG;  /* a size no scratch file may have */
 	if (atomic_load(&fs.scratch_bytes) + (after_max - before) > fs.o.max_scratch)
 		return -ENOSPC;
 	int r = wbuf_write(s->buf, off, data, len);
