@@ -71,10 +71,17 @@ void log_error(const struct inode *where, const char *name, int code, const char
 	int n0 = (int)strlen(when) + 1;
 	if (asprintf(&line, "%s %s: %s\n", when, path[0] ? path : ".", what) < 0)
 		return;
-	/* One event, one line: names from files may hold control bytes. */
-	for (char *c = line; c[1]; c++)
-		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+	/* One event, one line, all UTF-8: names from files may hold control
+	 * bytes and bytes that are not text. */
+	char *end = line + strlen(line) - 1;  /* the newline stays */
+	for (char *c = line; c < end;) {
+		size_t u = mfs_utf8_char(c, (size_t)(end - c));
+		if (u == 0 || (unsigned char)*c < 0x20 || *c == 0x7f) {
 			*c = '?';
+			u = 1;
+		}
+		c += u;
+	}
 	log_msg(LOG_ERR, "%.*s", (int)strlen(line + n0) - 1, line + n0);
 	pthread_mutex_lock(&lock);
 	if (count == ERRORS_MAX_LINES) {

@@ -324,14 +324,19 @@ static int setattr_view(struct inode *i, struct stat *a, int to_set, struct fuse
 	int e = 0;
 	struct pending *p = h && h->w ? h->w : (i->pend ? i->pend : pending_take(i, &e));
 	if (p) {
-		wbuf_truncate(p->buf, (uint64_t)a->st_size);
-		p->truncated = true;
-		if (!(h && h->w) && i->pend != p)
-			pending_keep(i, p);  /* kept for the next writer */
+		e = -wbuf_truncate(p->buf, (uint64_t)a->st_size);
+		if (!e)
+			p->truncated = true;
+		if (!(h && h->w) && i->pend != p) {
+			if (e)
+				pending_free(p);
+			else
+				pending_keep(i, p);  /* kept for the next writer */
+		}
 	}
 	pthread_mutex_unlock(&i->lock);
 	handle_put(h);
-	return p ? 0 : -e;
+	return p && !e ? 0 : -e;
 }
 
 void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
@@ -362,7 +367,7 @@ void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 			r = -ENOENT;
 		} else {
 			if (to_set & FUSE_SET_ATTR_SIZE)
-				scratch_truncate(i, (uint64_t)attr->st_size);
+				r = scratch_truncate(i, (uint64_t)attr->st_size);
 			if (to_set & FUSE_SET_ATTR_MODE)
 				i->scr->mode = S_IFREG | (attr->st_mode & 07777);
 			if (to_set & FUSE_SET_ATTR_UID)

@@ -179,7 +179,10 @@ static void park_truncation(struct inode *vi, struct fh *fh)
 	struct pending *q = pending_take(vi, &e);
 	if (!q)
 		return;
-	wbuf_truncate(q->buf, wbuf_size(fh->w->buf));
+	if (wbuf_truncate(q->buf, wbuf_size(fh->w->buf)) < 0) {
+		pending_free(q);
+		return;
+	}
 	q->truncated = true;
 	pending_keep(vi, q);
 	fh->parked = true;

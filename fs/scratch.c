@@ -102,7 +102,9 @@ int scratch_truncate(struct inode *si, uint64_t size)
 {
 	struct scratch *s = si->scr;
 	uint64_t before = wbuf_held(s->buf);
-	wbuf_truncate(s->buf, size);
+	int r = wbuf_truncate(s->buf, size);
+	if (r < 0)
+		return r;
 	atomic_fetch_sub(&fs.scratch_bytes, before - wbuf_held(s->buf));
 	clock_gettime(CLOCK_REALTIME, &s->mtime);
 	s->ctime = s->mtime;

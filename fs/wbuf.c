@@ -18,6 +18,7 @@ struct wbuf {
 	wbuf_base_fn base;
 	void *ctx;
 	uint64_t cap, held;
+	uint64_t limit;         /* largest size: the old size or cap, whichever is larger */
 	uint64_t dirty;         /* wbuf_dirty_from */
 	struct ext *v;
 	size_t n, vcap;
@@ -33,6 +34,7 @@ struct wbuf *wbuf_new(uint64_t base_size, wbuf_base_fn base, void *ctx, uint64_t
 	w->base = base;
 	w->ctx = ctx;
 	w->cap = cap;
+	w->limit = base_size > cap ? base_size : cap;
 	w->dirty = UINT64_MAX;
 	return w;
 }
@@ -76,7 +78,9 @@ int wbuf_write(struct wbuf *w, uint64_t off, const void *data, size_t len)
 	if (len == 0)
 		return 0;
 	uint64_t end = off + len;
-	if (end < off)
+	/* Bounded before it grows: a commit or a read materializes the whole
+	 * size, holes included, so the size is held to the limit too. */
+	if (end < off || end > w->limit)
 		return -EFBIG;
 	if (off < w->dirty)
 		w->dirty = off;
@@ -165,6 +169,8 @@ int wbuf_write(struct wbuf *w, uint64_t off, const void *data, size_t len)
 
 int wbuf_truncate(struct wbuf *w, uint64_t size)
 {
+	if (size > w->limit)
+		return -EFBIG;
 	uint64_t from = size < w->size ? size : w->size;  /* growing adds zeros after the end */
 	if (from < w->dirty)
 		w->dirty = from;

@@ -13,11 +13,14 @@
 typedef int (*wbuf_base_fn)(void *ctx, uint64_t off, size_t len, void *buf);
 
 struct wbuf;
-/* cap: most bytes of written data held; beyond it writes fail with -EFBIG. */
+/* cap: most bytes of written data held; beyond it writes fail with -EFBIG.
+ * The size is bounded too: a write ending, or a truncation, beyond the old
+ * size and beyond cap fails with -EFBIG (holes cost memory when the content
+ * is materialized). */
 struct wbuf *wbuf_new(uint64_t base_size, wbuf_base_fn base, void *ctx, uint64_t cap);
 void wbuf_free(struct wbuf *w);
 int wbuf_write(struct wbuf *w, uint64_t off, const void *data, size_t len);
-int wbuf_truncate(struct wbuf *w, uint64_t size);
+int wbuf_truncate(struct wbuf *w, uint64_t size);  /* 0 or -EFBIG */
 ssize_t wbuf_read(struct wbuf *w, uint64_t off, size_t len, void *buf);
 uint64_t wbuf_size(const struct wbuf *w);
 uint64_t wbuf_held(const struct wbuf *w);      /* bytes of written data held */

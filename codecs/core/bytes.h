@@ -35,18 +35,35 @@ static inline bool mfs_add_ok(uint64_t a, uint64_t b, uint64_t *out)
 void mfs_swap_elems(void *buf, uint64_t n, unsigned esize);
 
 /* 64-bit hash of a byte string (FNV-1a with a final mix). */
-static inline uint64_t mfs_hash64(const void *data, size_t len, uint64_t seed)
+/* mfs_hash64 in pieces: h = mfs_hash64_start(seed), then
+ * h = mfs_hash64_add(h, piece, len) for each piece, then mfs_hash64_end(h)
+ * equals mfs_hash64 of the pieces one after the other. */
+static inline uint64_t mfs_hash64_start(uint64_t seed)
+{
+	return 0xcbf29ce484222325ull ^ seed;
+}
+
+static inline uint64_t mfs_hash64_add(uint64_t h, const void *data, size_t len)
 {
 	const unsigned char *p = data;
-	uint64_t h = 0xcbf29ce484222325ull ^ seed;
 	for (size_t i = 0; i < len; i++) {
 		h ^= p[i];
 		h *= 0x100000001b3ull;
 	}
+	return h;
+}
+
+static inline uint64_t mfs_hash64_end(uint64_t h)
+{
 	h ^= h >> 33;
 	h *= 0xff51afd7ed558ccdull;
 	h ^= h >> 33;
 	return h;
+}
+
+static inline uint64_t mfs_hash64(const void *data, size_t len, uint64_t seed)
+{
+	return mfs_hash64_end(mfs_hash64_add(mfs_hash64_start(seed), data, len));
 }
 
 #endif

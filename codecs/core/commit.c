@@ -245,48 +245,73 @@ static int fill_bytes(int fd, void *arg, struct mfs_err *err)
 
 /* ---- in place, under a rollback journal ------------------------------- */
 
+/* Appends to the journal, hashing what it writes. */
+struct jout {
+	int fd;
+	uint64_t pos, hash;
+};
+
+static int jput(struct jout *j, const void *data, size_t len)
+{
+	j->hash = mfs_hash64_add(j->hash, data, len);
+	int r = write_all(j->fd, data, len, j->pos);
+	j->pos += len;
+	return r;
+}
+
+/* The old bytes of span s into the journal, a chunk at a time. */
+static int jput_old(struct jout *j, const struct mfs_model *m, const struct mfs_span *s,
+		    uint8_t *buf)
+{
+	int r = 0;
+	for (uint64_t done = 0; done < s->len && r == 0;) {
+		size_t n = s->len - done < COPY_CHUNK ? (size_t)(s->len - done) : COPY_CHUNK;
+		const uint8_t *src = m->base + s->off + done;
+		if (m->fd >= 0) {
+			r = read_all(m->fd, buf, n, s->off + done);
+			src = buf;
+		}
+		if (r == 0)
+			r = jput(j, src, n);
+		done += n;
+	}
+	return r;
+}
+
 static int journal_write(int jfd, const char *name, const struct stat *st,
 			 const struct mfs_model *m, const struct mfs_patch *p, struct mfs_err *err)
 {
 	/* Header, then (offset, length, old bytes) per span, then a checksum
-	 * of everything before it and an end mark: a torn journal is ignored. */
+	 * of everything before it and an end mark: a torn journal is ignored.
+	 * Written as it is made: the old bytes pass through one chunk. */
 	size_t nl = strlen(name);
-	uint64_t total = 8 + 8 * 5 + nl;
-	for (size_t i = 0; i < p->n; i++)
-		total += 16 + p->spans[i].len;
-	total += 16;
-	if (total > SIZE_MAX)
-		return mfs_error(err, EFBIG, "journal too large");
-	uint8_t *j = malloc((size_t)total);
-	if (!j)
+	uint8_t *buf = malloc(COPY_CHUNK);
+	if (!buf)
 		return mfs_error(err, ENOMEM, "out of memory");
-	uint8_t *o = j;
-	memcpy(o, JOURNAL_MAGIC, 8);
-	o += 8;
+	struct jout j = {jfd, 0, mfs_hash64_start(0x6a726e6c)};
+	uint8_t h[8 * 6], *o = h;
+	memcpy(o, JOURNAL_MAGIC, 8), o += 8;
 	mfs_put_le64(o, (uint64_t)st->st_dev), o += 8;
 	mfs_put_le64(o, (uint64_t)st->st_ino), o += 8;
 	mfs_put_le64(o, m->size), o += 8;
 	mfs_put_le64(o, p->n), o += 8;
-	mfs_put_le64(o, nl), o += 8;
-	memcpy(o, name, nl), o += nl;
-	int r = 0;
+	mfs_put_le64(o, nl);
+	int r = jput(&j, h, sizeof(h));
+	if (r == 0)
+		r = jput(&j, name, nl);
 	for (size_t i = 0; i < p->n && r == 0; i++) {
-		mfs_put_le64(o, p->spans[i].off), o += 8;
-		mfs_put_le64(o, p->spans[i].len), o += 8;
-		if (m->fd >= 0)
-			r = read_all(m->fd, o, (size_t)p->spans[i].len, p->spans[i].off);
-		else
-			memcpy(o, m->base + p->spans[i].off, (size_t)p->spans[i].len);
-		o += p->spans[i].len;
+		mfs_put_le64(h, p->spans[i].off);
+		mfs_put_le64(h + 8, p->spans[i].len);
+		r = jput(&j, h, 16);
+		if (r == 0)
+			r = jput_old(&j, m, &p->spans[i], buf);
 	}
-	if (r < 0) {
-		free(j);
-		return mfs_error(err, -r, "cannot read the bytes to save: %s", strerror(-r));
+	free(buf);
+	if (r == 0) {
+		mfs_put_le64(h, mfs_hash64_end(j.hash));
+		memcpy(h + 8, JOURNAL_END, 8);
+		r = write_all(jfd, h, 16, j.pos);
 	}
-	mfs_put_le64(o, mfs_hash64(j, (size_t)(o - j), 0x6a726e6c)), o += 8;
-	memcpy(o, JOURNAL_END, 8);
-	r = write_all(jfd, j, (size_t)total, 0);
-	free(j);
 	return r < 0 ? mfs_error(err, -r, "cannot write the journal: %s", strerror(-r)) : 0;
 }
 
@@ -412,6 +437,25 @@ int mfs_commit(int dirfd, const struct mfs_model *m, const struct mfs_patch *p,
 
 /* ---- recovery ------------------------------------------------------------ */
 
+/* Whether journal jfd of len bytes is whole: magic, end mark, checksum of
+ * everything before it (read a chunk at a time into buf). */
+static bool journal_whole(int jfd, uint64_t len, uint8_t *buf)
+{
+	uint8_t tail[16];
+	if (read_all(jfd, buf, 8, 0) < 0 || memcmp(buf, JOURNAL_MAGIC, 8) != 0 ||
+	    read_all(jfd, tail, 16, len - 16) < 0 || memcmp(tail + 8, JOURNAL_END, 8) != 0)
+		return false;
+	uint64_t h = mfs_hash64_start(0x6a726e6c);
+	for (uint64_t pos = 0; pos < len - 16;) {
+		size_t n = len - 16 - pos < COPY_CHUNK ? (size_t)(len - 16 - pos) : COPY_CHUNK;
+		if (read_all(jfd, buf, n, pos) < 0)
+			return false;
+		h = mfs_hash64_add(h, buf, n);
+		pos += n;
+	}
+	return mfs_le64(tail) == mfs_hash64_end(h);
+}
+
 /* A journal nobody holds (its commit was cut short), opened and locked:
  * >= 0, -EBUSY while a commit holds it, or 0 (*out -1) when there is none. */
 static int open_abandoned(int dirfd, const char *jn, bool rw, int *out, struct mfs_err *err)
@@ -466,44 +510,41 @@ int mfs_journal_abandoned(int dirfd, const char *name, struct mfs_err *err)
 static int roll_back(int dirfd, const char *jn, int jfd, struct mfs_err *err)
 {
 	struct stat js;
-	uint8_t *j = NULL;
-	int r = 0;
+	uint8_t *buf = malloc(COPY_CHUNK);
+	if (!buf)
+		return mfs_error(err, ENOMEM, "out of memory");
+	int r = 0, fd = -1;
+	uint8_t h[48];
 	if (fstat(jfd, &js) < 0 || js.st_size < 64 || js.st_size > (1ll << 40))
 		goto drop;
-	j = malloc((size_t)js.st_size);
-	if (!j)
-		return mfs_error(err, ENOMEM, "out of memory");
-	if (read_all(jfd, j, (size_t)js.st_size, 0) < 0)
-		goto drop;
-	size_t len = (size_t)js.st_size;
-	if (memcmp(j, JOURNAL_MAGIC, 8) != 0 || memcmp(j + len - 8, JOURNAL_END, 8) != 0 ||
-	    mfs_le64(j + len - 16) != mfs_hash64(j, len - 16, 0x6a726e6c))
+	uint64_t len = (uint64_t)js.st_size;
+	if (!journal_whole(jfd, len, buf) || read_all(jfd, h, sizeof(h), 0) < 0)
 		goto drop;  /* torn: the patch never started */
-	uint64_t dev = mfs_le64(j + 8), ino = mfs_le64(j + 16), size = mfs_le64(j + 24);
-	uint64_t n = mfs_le64(j + 32), nl = mfs_le64(j + 40);
-	if (nl > 255 || 48 + nl > len - 16)
-		goto drop;
+	uint64_t dev = mfs_le64(h + 8), ino = mfs_le64(h + 16), size = mfs_le64(h + 24);
+	uint64_t n = mfs_le64(h + 32), nl = mfs_le64(h + 40);
 	char name[256];
-	memcpy(name, j + 48, (size_t)nl);
+	if (nl > 255 || 48 + nl > len - 16 || read_all(jfd, name, (size_t)nl, 48) < 0)
+		goto drop;
 	name[nl] = '\0';
-	int fd = openat(dirfd, name, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+	fd = openat(dirfd, name, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) < 0 || (uint64_t)st.st_dev != dev ||
-	    (uint64_t)st.st_ino != ino || (uint64_t)st.st_size != size) {
-		/* The file was replaced since: the journal is about another file. */
-		if (fd >= 0)
-			close(fd);
-		goto drop;
-	}
-	const uint8_t *q = j + 48 + nl, *end = j + len - 16;
+	    (uint64_t)st.st_ino != ino || (uint64_t)st.st_size != size)
+		goto drop;  /* the file was replaced since: the journal is about another file */
+	uint64_t q = 48 + nl, end = len - 16;
 	for (uint64_t i = 0; i < n && r == 0; i++) {
+		uint8_t sp[16];
 		if (end - q < 16)
 			break;
-		uint64_t off = mfs_le64(q), l = mfs_le64(q + 8);
-		q += 16;
-		if (l > (uint64_t)(end - q) || off + l > size)
+		if (read_all(jfd, sp, 16, q) < 0) {
+			r = mfs_error(err, EIO, "cannot read the journal of %s", name);
 			break;
-		int w = write_all(fd, q, (size_t)l, off);
+		}
+		uint64_t off = mfs_le64(sp), l = mfs_le64(sp + 8);
+		q += 16;
+		if (l > end - q || off > size || l > size - off)
+			break;
+		int w = copy_range(jfd, q, fd, off, l, (char *)buf);
 		if (w < 0)
 			r = mfs_error(err, -w, "cannot roll back %s: %s", name, strerror(-w));
 		q += l;
@@ -511,14 +552,16 @@ static int roll_back(int dirfd, const char *jn, int jfd, struct mfs_err *err)
 	if (r == 0 && fsync(fd) < 0)
 		r = mfs_error(err, errno, "fsync: %s", strerror(errno));
 	close(fd);
-	free(j);
+	free(buf);
 	if (r < 0)
 		return r;  /* keep the journal: try again later */
 	unlinkat(dirfd, jn, 0);
 	fsync(dirfd);
 	return 1;
 drop:
-	free(j);
+	if (fd >= 0)
+		close(fd);
+	free(buf);
 	unlinkat(dirfd, jn, 0);
 	return 0;
 }

@@ -52,6 +52,38 @@ void mfs_err_clear(struct mfs_err *err)
 	}
 }
 
+size_t mfs_utf8_char(const void *s, size_t n)
+{
+	const unsigned char *b = s;
+	if (n == 0)
+		return 0;
+	if (b[0] < 0x80)
+		return 1;
+	size_t len;
+	unsigned min;
+	unsigned cp;
+	if (b[0] >= 0xC2 && b[0] <= 0xDF) {
+		len = 2, min = 0x80, cp = b[0] & 0x1F;
+	} else if (b[0] >= 0xE0 && b[0] <= 0xEF) {
+		len = 3, min = 0x800, cp = b[0] & 0x0F;
+	} else if (b[0] >= 0xF0 && b[0] <= 0xF4) {
+		len = 4, min = 0x10000, cp = b[0] & 0x07;
+	} else {
+		return 0;
+	}
+	if (n < len)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((b[i] & 0xC0) != 0x80)
+			return 0;
+		cp = cp << 6 | (b[i] & 0x3F);
+	}
+	/* overlong forms, UTF-16 surrogates and beyond U+10FFFF are not UTF-8 */
+	if (cp < min || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF)
+		return 0;
+	return len;
+}
+
 const char *mfs_quote(char *out, const void *s, size_t n)
 {
 	static const char hex[] = "0123456789abcdef";
@@ -63,10 +95,15 @@ const char *mfs_quote(char *out, const void *s, size_t n)
 	out[k++] = '"';
 	for (size_t i = 0; i < show; i++) {
 		unsigned char c = b[i];
-		if (c == '"' || c == '\\') {
+		size_t u = c >= 0x80 ? mfs_utf8_char(b + i, show - i) : 1;
+		if (u > 1) {
+			memcpy(out + k, b + i, u);  /* a whole UTF-8 character */
+			k += u;
+			i += u - 1;
+		} else if (c == '"' || c == '\\') {
 			out[k++] = '\\';
 			out[k++] = (char)c;
-		} else if (c < 0x20 || c == 0x7f) {
+		} else if (c < 0x20 || c == 0x7f || u == 0) {
 			out[k++] = '\\';
 			out[k++] = 'x';
 			out[k++] = hex[c >> 4];

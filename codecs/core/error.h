@@ -30,9 +30,12 @@ int mfs_error_prefix(struct mfs_err *err, const char *fmt, ...)
 void mfs_err_clear(struct mfs_err *err);
 
 /* s[0, n) quoted for a message: "abc", at most 40 bytes of it (then "..."),
- * control bytes as \xNN, '"' and '\\' after a backslash. out must hold
- * MFS_QUOTE_MAX bytes; returns out. */
+ * control bytes and bytes that are not UTF-8 as \xNN, '"' and '\\' after a
+ * backslash. out must hold MFS_QUOTE_MAX bytes; returns out. */
 #define MFS_QUOTE_MAX 176
+/* Bytes of the UTF-8 character at s[0, n) (1 to 4); 0 when they are not
+ * one (a stray or overlong byte, a surrogate, a cut character). */
+size_t mfs_utf8_char(const void *s, size_t n);
 const char *mfs_quote(char *out, const void *s, size_t n);
 
 /* A shape as "2 3 4" ("()" for a scalar), cut with "..." to fit

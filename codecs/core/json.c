@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "error.h"
 #include "json.h"
 
 #define NIL MFS_JSON_NIL
@@ -105,37 +106,6 @@ static int put_utf8(struct mfs_json *j, unsigned cp)
 	return put_text(j, b, n);
 }
 
-/* The length of the valid UTF-8 sequence at p (n bytes left, p[0] >=
- * 0x80), or 0: no overlong forms, no surrogates, nothing above U+10FFFF. */
-static size_t utf8_seq(const unsigned char *p, size_t n)
-{
-	unsigned c = p[0];
-	size_t len;
-	unsigned lo = 0x80, hi = 0xbf;  /* range of the second byte */
-	if (c >= 0xc2 && c <= 0xdf)
-		len = 2;
-	else if (c >= 0xe0 && c <= 0xef) {
-		len = 3;
-		if (c == 0xe0)
-			lo = 0xa0;
-		else if (c == 0xed)
-			hi = 0x9f;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		len = 4;
-		if (c == 0xf0)
-			lo = 0x90;
-		else if (c == 0xf4)
-			hi = 0x8f;
-	} else
-		return 0;
-	if (n < len || p[1] < lo || p[1] > hi)
-		return 0;
-	for (size_t i = 2; i < len; i++)
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-	return len;
-}
-
 /* A run of plain characters at pos, checked and copied. */
 static int plain_run(struct mfs_json *j)
 {
@@ -146,7 +116,7 @@ static int plain_run(struct mfs_json *j)
 			j->pos++;
 			continue;
 		}
-		size_t k = utf8_seq(s + j->pos, j->len - j->pos);
+		size_t k = mfs_utf8_char(s + j->pos, j->len - j->pos);
 		if (!k)
 			return fail(j, "invalid UTF-8 in a string");
 		j->pos += k;

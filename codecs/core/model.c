@@ -401,3 +401,13 @@ mfs_id mfs_resolve(const struct mfs_model *m, const char *path)
 	}
 	return id;
 }
+
+void mfs_model_note(struct mfs_model *m, const char *fmt, ...)
+{
+	if (m->note[0])
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(m->note, sizeof(m->note), fmt, ap);
+	va_end(ap);
+}

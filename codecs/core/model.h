@@ -137,6 +137,9 @@ struct mfs_model {
 	size_t sidecar_len;
 	bool has_sidecar;
 	void *priv;                 /* codec state, freed by codec->close */
+	/* A problem the open got past (a malformed sidecar, say): "" if none;
+	 * the first one, set with mfs_model_note. fs/ logs it as an error line. */
+	char note[MFS_ERRMSG_MAX];
 
 	struct mfs_node *nodes;     /* nodes[0] is the model directory */
 	uint32_t nnodes;
@@ -181,6 +184,9 @@ mfs_id mfs_add_frame_csv(struct mfs_model *m, mfs_id dir, uint64_t nrows, uint32
 			 const uint32_t *cols, const char *const *labels);
 /* Copy bytes into the model's arena (lives as long as the model). */
 void *mfs_model_alloc(struct mfs_model *m, size_t size);
+/* Record a problem that does not stop the open (m->note; the first one). */
+void mfs_model_note(struct mfs_model *m, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 char *mfs_model_strdup(struct mfs_model *m, const char *s, size_t len);
 
 static inline void mfs_set_tag(struct mfs_model *m, mfs_id id, uint64_t tag)

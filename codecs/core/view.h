@@ -82,7 +82,9 @@ struct mfs_content {
 	int (*read)(void *ctx, uint64_t off, size_t len, void *buf);
 	void *ctx;
 	/* Optional (NULL): the same bytes in place, when they are in one piece
-	 * of memory that stays valid during the call; else NULL. */
+	 * of memory; else NULL. The memory stays valid while the content is
+	 * unchanged, so a patch built from it may point into it (the caller
+	 * keeps the content until the patch is freed). */
 	const void *(*peek)(void *ctx, uint64_t off, size_t len);
 	/* Ranges that were written, sorted and disjoint; bytes outside them are
 	 * the view's old bytes. NULL: unknown, all of it may be new. */

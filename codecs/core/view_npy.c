@@ -87,6 +87,24 @@ static int find_key(const char *d, const char *end, const char *key, const char 
 	return -1;
 }
 
+/* find_key for a key that must be there once: a dict literal with a key
+ * twice means its last value to Python, which a reader taking the first
+ * would get wrong. Returns 0, or -EINVAL with a message. */
+static int find_key_once(const char *d, const char *end, const char *key, const char **vs,
+			 const char **ve, struct mfs_err *err)
+{
+	char q[MFS_QUOTE_MAX], q2[MFS_QUOTE_MAX];
+	const char *vs2, *ve2;
+	if (find_key(d, end, key, vs, ve) < 0)
+		return mfs_error(err, EINVAL, "expected a '%s' key in the .npy header, found %s",
+				 key, mfs_quote(q, d, (size_t)(end - d)));
+	if (find_key(*ve, end, key, &vs2, &ve2) == 0)
+		return mfs_error(err, EINVAL, "the .npy header has the key '%s' twice (%s, then %s), "
+				 "expected each key once", key, mfs_quote(q, *vs, (size_t)(*ve - *vs)),
+				 mfs_quote(q2, vs2, (size_t)(ve2 - vs2)));
+	return 0;
+}
+
 int mfs_npy_parse_header(const char *buf, size_t len, struct mfs_npy_info *info,
 			 struct mfs_err *err)
 {
@@ -116,10 +134,10 @@ int mfs_npy_parse_header(const char *buf, size_t len, struct mfs_npy_info *info,
 	const char *d = buf + start, *end = d + hlen;
 	info->data_off = start + hlen;
 	const char *vs, *ve;
+	int e;
 	/* descr */
-	if (find_key(d, end, "descr", &vs, &ve) < 0)
-		return mfs_error(err, EINVAL, "expected a 'descr' key in the .npy header, found %s",
-				 mfs_quote(q, d, hlen));
+	if ((e = find_key_once(d, end, "descr", &vs, &ve, err)) < 0)
+		return e;
 	char descr[128];
 	size_t dl = (size_t)(ve - vs);
 	if (dl >= sizeof(descr) || ((*vs == '\'' || *vs == '"') && dl < 2))
@@ -137,18 +155,16 @@ int mfs_npy_parse_header(const char *buf, size_t len, struct mfs_npy_info *info,
 				 ".npy dtype %s is not supported (expected a little-endian number type: bool, int, uint, float or complex)",
 				 mfs_quote(q, descr, strlen(descr)));
 	/* fortran_order */
-	if (find_key(d, end, "fortran_order", &vs, &ve) < 0)
-		return mfs_error(err, EINVAL, "expected a 'fortran_order' key in the .npy header, found %s",
-				 mfs_quote(q, d, hlen));
+	if ((e = find_key_once(d, end, "fortran_order", &vs, &ve, err)) < 0)
+		return e;
 	if (ve - vs == 4 && memcmp(vs, "True", 4) == 0)
 		info->fortran = true;
 	else if (!(ve - vs == 5 && memcmp(vs, "False", 5) == 0))
 		return mfs_error(err, EINVAL, ".npy 'fortran_order' is %s, expected True or False",
 				 mfs_quote(q, vs, (size_t)(ve - vs)));
 	/* shape */
-	if (find_key(d, end, "shape", &vs, &ve) < 0)
-		return mfs_error(err, EINVAL, "expected a 'shape' key in the .npy header, found %s",
-				 mfs_quote(q, d, hlen));
+	if ((e = find_key_once(d, end, "shape", &vs, &ve, err)) < 0)
+		return e;
 	if (*vs != '(' || ve[-1] != ')')
 		return mfs_error(err, EINVAL, ".npy 'shape' is %s, expected a tuple such as (2, 3)",
 				 mfs_quote(q, vs, (size_t)(ve - vs)));

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bytes.h"
 #include "codec.h"
@@ -124,6 +125,31 @@ static int add_run(struct runs *rs, uint64_t first, uint64_t count, const void *
 	return 0;
 }
 
+/* Old elements [first, first + n) of t in storage order. A large source
+ * (open, not in memory) is read with pread rather than through its
+ * mapping: comparing a whole tensor then does not keep its pages in the
+ * daemon's memory. */
+static int read_old(const struct mfs_model *m, const struct mfs_tensor *t, uint64_t first,
+		    uint64_t n, uint8_t *old, struct mfs_err *err)
+{
+	if (t->ops || m->fd < 0 || first > t->nelem || n > t->nelem - first)
+		return mfs_tensor_read_storage(m, t, first, n, old, err);
+	size_t len = (size_t)(n * t->esize), done = 0;
+	uint64_t off = t->off + first * t->esize;
+	while (done < len) {
+		ssize_t k = pread(m->fd, old + done, len - done, (off_t)(off + done));
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return mfs_error(err, EIO, "cannot read the old values at byte %llu",
+					 (unsigned long long)(off + done));
+		done += (size_t)k;
+	}
+	if (t->swap)
+		mfs_swap_elems(old, len / t->swap, t->swap);
+	return 0;
+}
+
 /* Diff newv (elements [first, first + count), storage order) against the old
  * values and append runs of changed elements. Old NaNs are kept bit-exact. */
 static int diff_range(struct mfs_model *m, const struct mfs_tensor *t, uint64_t first,
@@ -147,7 +173,7 @@ static int diff_range(struct mfs_model *m, const struct mfs_tensor *t, uint64_t 
 	for (uint64_t b = 0; b < count && r == 0; b += DIFF_BLOCK) {
 		uint64_t n = count - b < DIFF_BLOCK ? count - b : DIFF_BLOCK;
 		r = sparse ? t->ops->entries(m, t, first + b, n, rows, cols, old, err)
-			   : mfs_tensor_read_storage(m, t, first + b, n, old, err);
+			   : read_old(m, t, first + b, n, old, err);
 		if (r == 0 && memcmp(old, newv + b * es, (size_t)(n * es)) == 0)
 			continue;  /* the common case: a block that did not change */
 		for (uint64_t i = 0; i < n && r == 0; i++) {
@@ -207,18 +233,25 @@ static int keep_runs(struct runs *rs, unsigned es, struct mfs_patch *p, struct m
 	return 0;
 }
 
-int mfs_submit_values(struct mfs_model *m, const struct mfs_tensor *t, const uint8_t *newv,
-		      struct mfs_patch *p, struct mfs_err *err)
+/* kept: newv lives as long as p (no copy of the runs is needed). */
+static int submit_values(struct mfs_model *m, const struct mfs_tensor *t, const uint8_t *newv,
+			 bool kept, struct mfs_patch *p, struct mfs_err *err)
 {
 	uint64_t count = (t->flags & MFS_TF_SPARSE) ? t->nnz : t->nelem;
 	struct runs rs = {0};
 	int r = diff_range(m, t, 0, count, newv, &rs, err);
-	if (r == 0)
+	if (r == 0 && !kept)
 		r = keep_runs(&rs, t->esize, p, err);
 	if (r == 0)
 		r = submit_runs(m, t, &rs, p, err);
 	free(rs.v);
 	return r;
+}
+
+int mfs_submit_values(struct mfs_model *m, const struct mfs_tensor *t, const uint8_t *newv,
+		      struct mfs_patch *p, struct mfs_err *err)
+{
+	return submit_values(m, t, newv, false, p, err);
 }
 
 static int reshape_edit(struct mfs_model *m, const struct mfs_tensor *t, enum mfs_dtype dt,
@@ -536,42 +569,36 @@ static int write_npy(struct mfs_model *m, const struct mfs_tensor *t,
 											: "extra bytes",
 				 (unsigned long long)bytes, mfs_shape_text(sh, in.ndim, in.dims), nd->name,
 				 (unsigned long long)in.data_off, (unsigned long long)c->size);
-	uint8_t *body = malloc((size_t)bytes + 1);
-	if (!body)
-		return mfs_error(err, ENOMEM, "out of memory");
-	if (bytes && c->read(c->ctx, in.data_off, (size_t)bytes, body) < 0) {
-		free(body);
-		return mfs_error(err, EIO, "cannot read the written content");
+	/* The array in place in the written content when it is one piece
+	 * (numpy.save writes sequentially): the patch points into it, which
+	 * lives until the commit is done. Else one copy, kept by the patch. */
+	const uint8_t *body = bytes && c->peek ? c->peek(c->ctx, in.data_off, (size_t)bytes) : NULL;
+	if (!body) {
+		uint8_t *own = mfs_patch_keep(p, bytes + 1);
+		if (!own)
+			return mfs_error(err, ENOMEM, "out of memory");
+		if (bytes && c->read(c->ctx, in.data_off, (size_t)bytes, own) < 0)
+			return mfs_error(err, EIO, "cannot read the written content");
+		body = own;
 	}
 	/* Bring the array to the tensor's storage order. */
 	bool want_col = t->order == MFS_COL_MAJOR;
-	uint8_t *st = body;
+	const uint8_t *st = body;
 	if (in.ndim > 1 && in.fortran != want_col) {
-		st = mfs_patch_keep(p, bytes + 1);
-		if (!st) {
-			free(body);
+		uint8_t *re = mfs_patch_keep(p, bytes + 1);
+		if (!re)
 			return mfs_error(err, ENOMEM, "out of memory");
-		}
-		mfs_reorder(in.dims, in.ndim, es, body, st, want_col);
+		mfs_reorder(in.dims, in.ndim, es, body, re, want_col);
+		st = re;
 	}
 	if (same_shape && dt == t->dtype) {
 		if (t->flags & MFS_TF_SPARSE) {
 			/* Sparse tensors are row-major: compare densely. */
-			r = dense_to_entries(m, t, st, p, err);
-		} else {
-			r = mfs_submit_values(m, t, st, p, err);
+			return dense_to_entries(m, t, st, p, err);
 		}
-	} else {
-		if (st == body) {
-			st = mfs_patch_keep(p, bytes + 1);
-			if (st)
-				memcpy(st, body, (size_t)bytes);
-		}
-		r = st ? reshape_edit(m, t, dt, in.ndim, in.dims, st, n, p, err)
-		       : mfs_error(err, ENOMEM, "out of memory");
+		return submit_values(m, t, st, true, p, err);
 	}
-	free(body);
-	return r;
+	return reshape_edit(m, t, dt, in.ndim, in.dims, st, n, p, err);
 }
 
 static int write_text(struct mfs_model *m, mfs_id id, const struct mfs_content *c,

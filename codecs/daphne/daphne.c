@@ -199,6 +199,8 @@ static int dbdf_open(struct mfs_model *m, struct mfs_err *err)
 	d->rows = mfs_le64(p + 2);
 	d->cols = mfs_le64(p + 10);
 	int r;
+	if (d->dt == DBDF_DENSE || d->dt == DBDF_CSR || d->dt == DBDF_FRAME)
+		dbdf_meta_check(m, d->rows, d->cols);
 	switch (d->dt) {
 	case DBDF_DENSE:
 	case DBDF_CSR:

@@ -158,6 +158,9 @@ int dbdf_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_patch *p
 /* The frame labels of the .meta schema when it is valid JSON with a schema
  * of ncols columns (labels missing from it are NULL); NULL otherwise. */
 struct dbdf_label *dbdf_meta_labels(struct mfs_model *m, uint64_t ncols);
+/* A .meta that is not valid JSON (too deep, not UTF-8, ...) or whose
+ * numRows or numCols differ from the file's: a note on m (mfs_model_note). */
+void dbdf_meta_check(struct mfs_model *m, uint64_t rows, uint64_t cols);
 /* Whether the .meta has a top-level numeric key (numNonZeros, say). */
 bool dbdf_meta_has(const uint8_t *side, size_t len, const char *key);
 /* The .meta rewritten as DAPHNE writes it (compact JSON, keys sorted, no

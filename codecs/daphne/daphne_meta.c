@@ -50,6 +50,40 @@ done:
 	return out;
 }
 
+void dbdf_meta_check(struct mfs_model *m, uint64_t rows, uint64_t cols)
+{
+	struct mfs_json j = {0};
+	if (!m->has_sidecar)
+		return;
+	if (jparse(&j, m->sidecar, m->sidecar_len) < 0) {
+		mfs_model_note(m, "%s%s: %s; ignored", m->name,
+			       m->codec->sidecar, j.err);
+		mfs_json_free(&j);
+		return;
+	}
+	static const char *const keys[2] = {"numRows", "numCols"};
+	const uint64_t want[2] = {rows, cols};
+	for (int k = 0; k < 2; k++) {
+		uint32_t c = mfs_json_member(&j, 0, keys[k]);
+		if (c == NIL)
+			continue;
+		char num[24];
+		int l = snprintf(num, sizeof(num), "%llu", (unsigned long long)want[k]);
+		uint8_t type = j.v[c].type;
+		if (type != MFS_JSON_NUM || j.v[c].textlen != (size_t)l ||
+		    memcmp(mfs_json_text(&j, c), num, (size_t)l) != 0) {
+			char q[MFS_QUOTE_MAX];
+			mfs_model_note(m, "%s%s: %s is %s, expected %s (the file's)",
+				       m->name, m->codec->sidecar, keys[k],
+				       type == MFS_JSON_NUM || type == MFS_JSON_STR
+					       ? mfs_quote(q, mfs_json_text(&j, c), j.v[c].textlen)
+					       : "not a number", num);
+			break;
+		}
+	}
+	mfs_json_free(&j);
+}
+
 bool dbdf_meta_has(const uint8_t *side, size_t len, const char *key)
 {
 	struct mfs_json j = {0};

@@ -156,11 +156,16 @@ static int read_tensor(struct pv_cur *c, struct pv_tensor *t)
 	uint64_t at = c->pos, n, bytes;
 	if ((r = pv_bin(c, "tensor data", &t->data, &t->len)) < 0)
 		return r;
-	if (!shape_nelem(&t->s, &n) || !mfs_mul_ok(n, 4, &bytes) || bytes != t->len)
+	if (!shape_nelem(&t->s, &n) || !mfs_mul_ok(n, 4, &bytes))
+		return mfs_error(c->err, EINVAL, "tensor data at byte %llu: %llu bytes, but its "
+				 "shape (%u dims, batch %u) overflows: more than 2^64 bytes of "
+				 "4-byte elements", (unsigned long long)at,
+				 (unsigned long long)t->len, t->s.ndims, t->s.batch);
+	if (bytes != t->len)
 		return mfs_error(c->err, EINVAL, "tensor data at byte %llu: %llu bytes, but its "
 				 "shape (%u dims, batch %u) needs %llu elements of 4 bytes",
 				 (unsigned long long)at, (unsigned long long)t->len, t->s.ndims,
-				 t->s.batch, shape_nelem(&t->s, &n) ? (unsigned long long)n : 0ull);
+				 t->s.batch, (unsigned long long)n);
 	return 0;
 }
 

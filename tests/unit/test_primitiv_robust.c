@@ -245,7 +245,7 @@ static void test_bad_counts(void **state)
 		wb_u32(&w, 0xffffffff);
 	wb_u32(&w, 0xffffffff);
 	msgpack_pack_bin_with_body(&w.pk, "1234", 4);
-	expect_bad_wb(&w, "tensor data");
+	expect_bad_wb(&w, "(8 dims, batch 4294967295) overflows");
 
 	/* Stats count beyond the file. */
 	wb_init(&w, 0x200);
