@@ -28,7 +28,7 @@ COUNT = int(os.environ.get("MFS_HOSTILE_FILES", "700" if VALGRIND else "3000"))
 # the crafted giants: nodes of the graph, parameters of the wide model
 GRAPH = 1000 if VALGRIND else 10000
 WIDE = 1000 if VALGRIND else 5000
-WALK_TIMEOUT = 1500 if VALGRIND else 900
+WALK_TIMEOUT = 1500
 
 
 def u32(v):
