@@ -109,6 +109,7 @@ static inline bool is_vnode(const struct inode *i)
 struct timespec inode_mtime(struct inode *i);
 void inode_set_mtime(struct inode *i, struct timespec t);
 struct inode *inode_get(fuse_ino_t ino);                 /* +1 ref, or NULL */
+void inode_ref(struct inode *i);                         /* +1 ref on one held */
 void inode_put(struct inode *i);
 /* Find or create the child (parent, name, kind); +1 ref. The class of the
  * kind (dir, file, link) is part of the key: a file shown as a directory

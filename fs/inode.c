@@ -102,6 +102,13 @@ struct inode *inode_get(fuse_ino_t ino)
 	return i;
 }
 
+void inode_ref(struct inode *i)
+{
+	pthread_mutex_lock(&fs.lock);
+	i->refs++;
+	pthread_mutex_unlock(&fs.lock);
+}
+
 static void free_inode(struct inode *i)
 {
 	if (i->fd >= 0)

@@ -41,6 +41,7 @@ void fh_destroy(struct fh *h)
 		atomic_fetch_sub(&h->counted->open_views, 1);
 	mref_put(h->ref);
 	free(h->snap);
+	inode_put(h->held);  /* last: the model may go with it */
 	free(h);
 }
 
@@ -56,6 +57,8 @@ static int open_view(struct inode *i, struct fuse_file_info *fi, struct fh *h)
 	/* Counted before it takes a generation: a commit either sees it (and
 	 * rewrites the source beside, leaving this generation's file intact)
 	 * or finishes its in-place patch and the new generation first. */
+	inode_ref(i);
+	h->held = i;
 	h->counted = i->fm;
 	atomic_fetch_add(&i->fm->open_views, 1);
 	pthread_rwlock_rdlock(&i->fm->rw);

@@ -27,6 +27,8 @@ struct fh {
 	atomic_int refs;
 	struct mref *ref;         /* views: generation it was opened in */
 	struct fsmodel *counted;  /* views: the model whose open_views counts it */
+	struct inode *held;       /* views: their inode, held so that the model
+				   * (counted, its read lock) outlives the file */
 	mfs_id node;
 	struct mfs_rcache *rc;
 	struct pending *w;        /* views opened for writing: their writes */
