@@ -73,7 +73,20 @@ struct inode {
 	pthread_mutex_t lock;     /* guards the fields below */
 	int fd;                   /* I_SDIR: O_PATH descriptor */
 	struct fsmodel *fm;       /* I_MODEL: its model; I_V*, I_SCRATCH: the model they are in */
-	uint64_t open_gen;        /* I_VNODE: generation of its last open (page cache) */
+	/* I_VNODE raw views: the kernel keeps one page cache per inode, so it
+	 * holds one generation at a time: cache_gen's, filled by the
+	 * cache_users open files of that generation. cache_first: the file
+	 * that opened a new generation (its open drops the old pages) until
+	 * its first read, which comes after that drop. */
+	uint64_t cache_gen;
+	uint32_t cache_users;
+	const void *cache_first;
+	/* I_VNODE: the last files opened for writing, by the thread that
+	 * opened each: open(O_TRUNC) comes as OPEN, then a SETATTR of size 0
+	 * from the same thread that names no file (op_init), which applies
+	 * to that file. */
+	struct writer_open { pid_t tid; uint64_t fh; } writers[4];
+	unsigned writers_next;
 	uint64_t read_gen;        /* I_VNODE: generation whose cached view was read to its end (warm.c) */
 	struct pending *pend;     /* I_VNODE: writes not yet committed */
 	struct scratch *scr;      /* I_SCRATCH */

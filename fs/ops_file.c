@@ -39,6 +39,13 @@ void fh_destroy(struct fh *h)
 	mfs_rcache_free(h->rc);  /* waits for its read-ahead, which uses the model */
 	if (h->counted)
 		atomic_fetch_sub(&h->counted->open_views, 1);
+	if (h->cached) {
+		pthread_mutex_lock(&h->held->lock);
+		h->held->cache_users--;
+		if (h->held->cache_first == h)
+			h->held->cache_first = NULL;
+		pthread_mutex_unlock(&h->held->lock);
+	}
 	mref_put(h->ref);
 	free(h->snap);
 	inode_put(h->held);  /* last: the model may go with it */
@@ -88,37 +95,45 @@ static int open_view(struct inode *i, struct fuse_file_info *fi, struct fh *h)
 			return -EACCES;  /* a read-only source: its views are read-only */
 		pthread_mutex_lock(&i->lock);
 		int e = 0;
-		h->w = pending_take(i, &e);
-		if (h->w && (fi->flags & O_TRUNC)) {
-			wbuf_truncate(h->w->buf, 0);
-			h->w->truncated = true;
-		}
+		h->w = pending_take(i, &e);  /* O_TRUNC comes as a setattr (op_init) */
 		pthread_mutex_unlock(&i->lock);
 		if (!h->w)
 			return -e;
 		/* Writes stay out of the page cache, which readers share: they see
 		 * committed content only; this file reads its own writes from us. */
 		fi->direct_io = 1;
+		fi->keep_cache = 1;  /* the pages readers of the committed content use */
 		h->append = fi->flags & O_APPEND;
 		return 0;
 	}
-	/* Views change only with their model, and every change invalidates
-	 * the kernel's cache: keep it across opens. A large text view whose
-	 * size is not known yet streams without the page cache (its size in
-	 * the kernel is not the real one). */
-	pthread_mutex_lock(&i->lock);
-	fi->keep_cache = i->open_gen == r->gen;  /* else the cache is of another generation */
-	i->open_gen = r->gen;
-	pthread_mutex_unlock(&i->lock);
 	/* Text views are rendered at each read anyway: read them past the page
 	 * cache, so that a reader sees exactly the committed content whatever
-	 * size a writer made the kernel believe. Raw views (data, data.npy)
-	 * keep the cache: re-reads and mmap. */
+	 * size a writer made the kernel believe. */
 	uint8_t v = r->m->nodes[id].view;
 	if (v != MFS_V_DATA && v != MFS_V_NPY && v != MFS_V_RAW) {
 		fi->direct_io = 1;
 		return 0;
 	}
+	/* Raw views (data, data.npy) keep the page cache (re-reads, mmap), which
+	 * the kernel keeps one per inode: it serves one generation at a time.
+	 * Files of that generation share it, kept across opens; a file of
+	 * another generation while those are open reads past it (else each
+	 * would fill pages the other reads: a read mixing two commits). The
+	 * first file of a new generation drops the old pages (keep_cache 0),
+	 * in its open after our reply: until it reads, others read past the
+	 * cache too. */
+	pthread_mutex_lock(&i->lock);
+	if (!i->cache_first && (i->cache_users == 0 || i->cache_gen == r->gen)) {
+		fi->keep_cache = i->cache_gen == r->gen;
+		if (!fi->keep_cache)
+			i->cache_first = h;
+		i->cache_gen = r->gen;
+		i->cache_users++;
+		h->cached = true;
+	} else {
+		fi->direct_io = 1;
+	}
+	pthread_mutex_unlock(&i->lock);
 	if (mfs_view_size_cheap(r->m, id) && mfs_view_size(r->m, id, &h->size, &err) < 0)
 		h->size = 0;
 	return 0;
@@ -155,8 +170,6 @@ static int file_open_fd(struct inode *i, struct fuse_file_info *fi, int fd)
 		pthread_mutex_lock(&i->lock);
 		if (!i->scr)
 			r = -ENOENT;
-		else if (fi->flags & O_TRUNC)
-			scratch_truncate(i, 0);
 		pthread_mutex_unlock(&i->lock);
 		fi->direct_io = 1;  /* small, private, and changed under many names */
 		break;
@@ -211,6 +224,12 @@ void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		r = file_open(i, fi);
 	if (as_caller)
 		caller_leave();
+	if (r == 0 && i->kind == I_VNODE && (fi->flags & O_ACCMODE) != O_RDONLY) {
+		pthread_mutex_lock(&i->lock);
+		i->writers[i->writers_next++ % 4] = (struct writer_open){
+			.tid = fuse_req_ctx(req)->pid, .fh = fi->fh};
+		pthread_mutex_unlock(&i->lock);
+	}
 	inode_put(i);
 	if (r < 0)
 		return reply_err(req, -r);
@@ -293,6 +312,8 @@ static void send_iov(void *req, const struct iovec *iov, int count)
 static void read_view(fuse_req_t req, struct inode *i, struct fh *h, size_t size, off_t off)
 {
 	pthread_mutex_lock(&i->lock);
+	if (i->cache_first == h)
+		i->cache_first = NULL;  /* its open dropped the older pages */
 	struct pending *p = h->w;
 	if (p) {
 		/* A file open for writing reads what it wrote. */

@@ -32,12 +32,16 @@ void op_init(void *userdata, struct fuse_conn_info *conn)
 {
 	(void)userdata;
 	/* Data goes to the kernel by splice where a view is a range of the
-	 * source (as passthrough_hp does); O_TRUNC comes with open, so a
-	 * truncating open needs no separate setattr. The caller's umask comes
-	 * with each creation, unapplied (caller.h). */
-	unsigned want[] = {FUSE_CAP_SPLICE_WRITE, FUSE_CAP_SPLICE_MOVE, FUSE_CAP_ATOMIC_O_TRUNC,
-			   FUSE_CAP_READDIRPLUS, FUSE_CAP_PARALLEL_DIROPS, FUSE_CAP_CACHE_SYMLINKS,
-			   FUSE_CAP_ASYNC_READ, FUSE_CAP_NO_OPENDIR_SUPPORT, FUSE_CAP_DONT_MASK};
+	 * source (as passthrough_hp does). No FUSE_CAP_ATOMIC_O_TRUNC: with it
+	 * the kernel sets a truncating opener's inode size to 0 itself, and
+	 * readers of the committed content sharing that inode read short;
+	 * without it a truncating open is followed by a setattr of size 0,
+	 * whose reply (the committed size, for views) is the size the kernel
+	 * keeps. The caller's umask comes with each creation, unapplied
+	 * (caller.h). */
+	unsigned want[] = {FUSE_CAP_SPLICE_WRITE, FUSE_CAP_SPLICE_MOVE, FUSE_CAP_READDIRPLUS,
+			   FUSE_CAP_PARALLEL_DIROPS, FUSE_CAP_CACHE_SYMLINKS, FUSE_CAP_ASYNC_READ,
+			   FUSE_CAP_NO_OPENDIR_SUPPORT, FUSE_CAP_DONT_MASK};
 	for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++)
 		if (conn->capable & want[k])
 			conn->want |= want[k];
@@ -48,6 +52,7 @@ void op_init(void *userdata, struct fuse_conn_info *conn)
 	/* readdirplus always, not only when the kernel guesses a stat follows */
 	conn->want &= ~(unsigned)FUSE_CAP_READDIRPLUS_AUTO;
 	conn->want &= ~(unsigned)FUSE_CAP_WRITEBACK_CACHE;
+	conn->want &= ~(unsigned)FUSE_CAP_ATOMIC_O_TRUNC;  /* on by default in libfuse */
 	if (conn->max_readahead < (1u << 20))
 		conn->max_readahead = 1u << 20;
 }
@@ -299,7 +304,31 @@ static int fixed_size_check(struct inode *i, struct mref *r, mfs_id id, uint64_t
 /* Truncating a view: the writes of that open file (ftruncate), or those
  * kept for the next writer (truncate(2) by name), start from the truncated
  * content. */
-static int setattr_view(struct inode *i, struct stat *a, int to_set, struct fuse_file_info *fi)
+/* The file that thread tid opened for writing on view i and has not written
+ * yet (the one its open(O_TRUNC) truncates), +1 reference, or NULL. */
+static struct fh *truncating_writer(struct inode *i, pid_t tid)
+{
+	uint64_t id = 0;
+	pthread_mutex_lock(&i->lock);
+	for (unsigned k = 0; k < 4; k++) {
+		unsigned j = (i->writers_next - 1 - k) % 4;
+		if (i->writers[j].fh && i->writers[j].tid == tid) {
+			id = i->writers[j].fh;
+			i->writers[j].fh = 0;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&i->lock);
+	struct fh *h = id ? handle_get(id) : NULL;
+	if (h && (h->held != i || !h->w)) {
+		handle_put(h);
+		h = NULL;
+	}
+	return h;
+}
+
+static int setattr_view(struct inode *i, struct stat *a, int to_set, struct fuse_file_info *fi,
+			pid_t tid)
 {
 	if (!(to_set & FUSE_SET_ATTR_SIZE))
 		return 0;  /* mode, owner and times of views follow the source */
@@ -319,8 +348,14 @@ static int setattr_view(struct inode *i, struct stat *a, int to_set, struct fuse
 		return -EACCES;
 	if (bad)
 		return bad;
-	struct fh *h = fi ? handle_get(fi->fh) : NULL;
+	struct fh *h = fi ? handle_get(fi->fh) : truncating_writer(i, tid);
 	pthread_mutex_lock(&i->lock);
+	if (!fi && h && h->w->dirty) {  /* written since: a truncate(2) of its own */
+		pthread_mutex_unlock(&i->lock);
+		handle_put(h);
+		h = NULL;
+		pthread_mutex_lock(&i->lock);
+	}
 	int e = 0;
 	struct pending *p = h && h->w ? h->w : (i->pend ? i->pend : pending_take(i, &e));
 	if (p) {
@@ -359,7 +394,7 @@ void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 		}
 		break;
 	case I_VNODE:
-		r = setattr_view(i, attr, to_set, fi);
+		r = setattr_view(i, attr, to_set, fi, fuse_req_ctx(req)->pid);
 		break;
 	case I_SCRATCH:
 		pthread_mutex_lock(&i->lock);

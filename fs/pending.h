@@ -34,6 +34,7 @@ struct fh {
 	struct pending *w;        /* views opened for writing: their writes */
 	bool wrote;               /* I_SFILE: written (it may have become a model) */
 	bool append;              /* opened O_APPEND: writes go at the end of its writes */
+	bool cached;              /* raw views: counted in held->cache_users */
 	bool parked;              /* its truncation was kept on the view at a flush */
 	int failed;               /* a refused change made on this file (errno) */
 	int fd;                   /* I_SFILE: the source file */
