@@ -487,7 +487,7 @@ static void bump_mtime(struct inode *i, void *arg)
 	inode_set_mtime(i, *t);
 }
 
-int fsmodel_commit(struct fsmodel *fm, struct inode *vi, const struct mfs_content *c,
+int fsmodel_commit(struct fsmodel *fm, struct inode *vi, const struct mfs_content *c, int own,
 		   struct mfs_err *err)
 {
 	if (fs.o.ro)
@@ -527,7 +527,7 @@ int fsmodel_commit(struct fsmodel *fm, struct inode *vi, const struct mfs_conten
 		 * reading an older generation must not see it change (it reads
 		 * its whole content, old, from the file a rewrite leaves). */
 		pthread_rwlock_wrlock(&fm->rw);
-		if (atomic_load(&fm->open_views) > 1) {
+		if (atomic_load(&fm->open_views) > own) {
 			pthread_rwlock_unlock(&fm->rw);
 			inplace = false;
 			o.no_inplace = 1;

@@ -59,8 +59,11 @@ struct mref *fsmodel_current(struct fsmodel *fm, struct mfs_err *err);
 /* The node of an I_MODEL/I_VNODE inode in generation r, or MFS_NONE. */
 mfs_id vnode_resolve(struct inode *i, struct mref *r);
 /* Commit new content of node (resolved in the current generation) to the
- * source. Returns 0, 1 (nothing to change) or -errno with err filled. */
-int fsmodel_commit(struct fsmodel *fm, struct inode *vi, const struct mfs_content *c,
+ * source. own: open files of the model that the committer itself holds (1
+ * for a file's flush, 0 for a rename over a view); with any other open, the
+ * source is rewritten beside, never patched in place. Returns 0, 1 (nothing
+ * to change) or -errno with err filled. */
+int fsmodel_commit(struct fsmodel *fm, struct inode *vi, const struct mfs_content *c, int own,
 		   struct mfs_err *err);
 /* Re-check the source (after an inotify event, and when a view or model
  * directory is opened, so that the next access sees an outside change even

@@ -259,9 +259,7 @@ static int rename_in_model(fuse_req_t req, struct inode *p, const char *name, st
 				wbuf_content(src->scr->buf, &c);
 				c.ext = NULL;
 				struct mfs_err e = {0};
-				pthread_mutex_lock(&dst->lock);
-				int x = fsmodel_commit(dst->fm, dst, &c, &e);
-				pthread_mutex_unlock(&dst->lock);
+				int x = fsmodel_commit(dst->fm, dst, &c, 0, &e);
 				pthread_mutex_unlock(&src->lock);
 				if (x < 0) {
 					log_error(dst, NULL, e.code, e.msg);

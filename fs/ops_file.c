@@ -24,8 +24,10 @@
 static struct fh *fh_new(void)
 {
 	struct fh *h = calloc(1, sizeof(*h));
-	if (h)
+	if (h) {
 		h->fd = -1;
+		pthread_mutex_init(&h->wlock, NULL);
+	}
 	return h;
 }
 
@@ -49,6 +51,7 @@ void fh_destroy(struct fh *h)
 	mref_put(h->ref);
 	free(h->snap);
 	inode_put(h->held);  /* last: the model may go with it */
+	pthread_mutex_destroy(&h->wlock);
 	free(h);
 }
 
@@ -311,15 +314,18 @@ static void send_iov(void *req, const struct iovec *iov, int count)
 
 static void read_view(fuse_req_t req, struct inode *i, struct fh *h, size_t size, off_t off)
 {
-	pthread_mutex_lock(&i->lock);
-	if (i->cache_first == h)
-		i->cache_first = NULL;  /* its open dropped the older pages */
-	struct pending *p = h->w;
-	if (p) {
+	if (h->cached) {
+		pthread_mutex_lock(&i->lock);
+		if (i->cache_first == h)
+			i->cache_first = NULL;  /* its open dropped the older pages */
+		pthread_mutex_unlock(&i->lock);
+	}
+	pthread_mutex_lock(&h->wlock);
+	if (h->w) {
 		/* A file open for writing reads what it wrote. */
 		char *buf = malloc(size ? size : 1);
-		ssize_t n = buf ? wbuf_read(p->buf, (uint64_t)off, size, buf) : -ENOMEM;
-		pthread_mutex_unlock(&i->lock);
+		ssize_t n = buf ? wbuf_read(h->w->buf, (uint64_t)off, size, buf) : -ENOMEM;
+		pthread_mutex_unlock(&h->wlock);
 		if (n < 0)
 			reply_err(req, (int)-n);
 		else
@@ -327,7 +333,7 @@ static void read_view(fuse_req_t req, struct inode *i, struct fh *h, size_t size
 		free(buf);
 		return;
 	}
-	pthread_mutex_unlock(&i->lock);
+	pthread_mutex_unlock(&h->wlock);
 	struct fsmodel *fm = i->fm;
 	pthread_rwlock_rdlock(&fm->rw);
 	struct mfs_vseg seg;
@@ -451,7 +457,7 @@ void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse
 	end(i, h);
 }
 
-/* A write to a view: into this open file's own buffer. Caller holds i->lock. */
+/* A write to a view: into this open file's own buffer. Caller holds h->wlock. */
 static ssize_t write_view(struct inode *i, struct fh *h, const char *buf, size_t size, off_t off)
 {
 	if (h->failed)
@@ -502,9 +508,9 @@ void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_
 			h->wrote = true;
 		break;
 	case I_VNODE:
-		pthread_mutex_lock(&i->lock);
+		pthread_mutex_lock(&h->wlock);
 		r = write_view(i, h, buf, size, off);
-		pthread_mutex_unlock(&i->lock);
+		pthread_mutex_unlock(&h->wlock);
 		break;
 	case I_SCRATCH:
 		pthread_mutex_lock(&i->lock);
@@ -527,9 +533,9 @@ static int commit_handle(struct inode *i, struct fh *h)
 {
 	if (i->kind != I_VNODE)
 		return 0;
-	pthread_mutex_lock(&i->lock);
+	pthread_mutex_lock(&h->wlock);
 	int r = h->w ? pending_commit(i, h) : 0;
-	pthread_mutex_unlock(&i->lock);
+	pthread_mutex_unlock(&h->wlock);
 	return r;
 }
 
@@ -580,13 +586,13 @@ void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	struct fh *h = handle_remove(fi->fh);
 	struct inode *i = h ? inode_get(ino) : NULL;
 	if (i && i->kind == I_VNODE) {
-		pthread_mutex_lock(&i->lock);
+		pthread_mutex_lock(&h->wlock);
 		if (h->w) {
 			/* Last chance for writes no flush saw (errors are logged). */
 			pending_commit(i, h);
 			pending_release(i, h);
 		}
-		pthread_mutex_unlock(&i->lock);
+		pthread_mutex_unlock(&h->wlock);
 	}
 	if (i && i->kind == I_VNODE && h->ref && i->fm) {
 		/* A source removed while this file was open: its generation goes

@@ -320,7 +320,7 @@ static struct fh *truncating_writer(struct inode *i, pid_t tid)
 	}
 	pthread_mutex_unlock(&i->lock);
 	struct fh *h = id ? handle_get(id) : NULL;
-	if (h && (h->held != i || !h->w)) {
+	if (h && h->held != i) {
 		handle_put(h);
 		h = NULL;
 	}
@@ -349,28 +349,37 @@ static int setattr_view(struct inode *i, struct stat *a, int to_set, struct fuse
 	if (bad)
 		return bad;
 	struct fh *h = fi ? handle_get(fi->fh) : truncating_writer(i, tid);
-	pthread_mutex_lock(&i->lock);
-	if (!fi && h && h->w->dirty) {  /* written since: a truncate(2) of its own */
-		pthread_mutex_unlock(&i->lock);
+	if (h) {
+		/* The writes of that open file start from the truncation, unless
+		 * it wrote already and this is a truncate(2) of its own. */
+		pthread_mutex_lock(&h->wlock);
+		int e = 1;
+		if (h->w && (fi || !h->w->dirty)) {
+			e = -wbuf_truncate(h->w->buf, (uint64_t)a->st_size);
+			if (!e)
+				h->w->truncated = true;
+		}
+		pthread_mutex_unlock(&h->wlock);
 		handle_put(h);
-		h = NULL;
-		pthread_mutex_lock(&i->lock);
+		if (e <= 0)
+			return e;
 	}
+	/* Kept for the next writer. */
+	pthread_mutex_lock(&i->lock);
 	int e = 0;
-	struct pending *p = h && h->w ? h->w : (i->pend ? i->pend : pending_take(i, &e));
+	struct pending *p = i->pend ? i->pend : pending_take(i, &e);
 	if (p) {
 		e = -wbuf_truncate(p->buf, (uint64_t)a->st_size);
 		if (!e)
 			p->truncated = true;
-		if (!(h && h->w) && i->pend != p) {
+		if (i->pend != p) {
 			if (e)
 				pending_free(p);
 			else
-				pending_keep(i, p);  /* kept for the next writer */
+				pending_keep(i, p);
 		}
 	}
 	pthread_mutex_unlock(&i->lock);
-	handle_put(h);
 	return p && !e ? 0 : -e;
 }
 

@@ -176,16 +176,18 @@ int pending_check(struct inode *vi, struct fh *fh)
 static void park_truncation(struct inode *vi, struct fh *fh)
 {
 	int e = 0;
+	pthread_mutex_lock(&vi->lock);
 	struct pending *q = pending_take(vi, &e);
-	if (!q)
-		return;
-	if (wbuf_truncate(q->buf, wbuf_size(fh->w->buf)) < 0) {
+	if (q && wbuf_truncate(q->buf, wbuf_size(fh->w->buf)) < 0) {
 		pending_free(q);
-		return;
+		q = NULL;
 	}
-	q->truncated = true;
-	pending_keep(vi, q);
-	fh->parked = true;
+	if (q) {
+		q->truncated = true;
+		pending_keep(vi, q);
+		fh->parked = true;
+	}
+	pthread_mutex_unlock(&vi->lock);
 }
 
 int pending_commit(struct inode *vi, struct fh *fh)
@@ -205,7 +207,9 @@ int pending_commit(struct inode *vi, struct fh *fh)
 	}
 	if (fh->parked) {
 		/* Written after the truncation it kept: that is superseded. */
+		pthread_mutex_lock(&vi->lock);
 		pending_keep(vi, NULL);
+		pthread_mutex_unlock(&vi->lock);
 		fh->parked = false;
 	}
 	struct mfs_content c;
@@ -214,7 +218,7 @@ int pending_commit(struct inode *vi, struct fh *fh)
 	if (check_holds(p))
 		c.checked = &p->check;
 	struct mfs_err err = {0};
-	int r = fsmodel_commit(vi->fm, vi, &c, &err);
+	int r = fsmodel_commit(vi->fm, vi, &c, 1, &err);
 	if (r < 0)
 		return pending_refuse(vi, fh, &err);
 	/* Later writes of this file go over what is now committed. */

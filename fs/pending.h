@@ -31,6 +31,9 @@ struct fh {
 				   * (counted, its read lock) outlives the file */
 	mfs_id node;
 	struct mfs_rcache *rc;
+	pthread_mutex_t wlock;    /* views: guards w's content, failed, parked, and
+				   * serializes this file's writes and commits (not
+				   * the inode's lock: readers never wait on a commit) */
 	struct pending *w;        /* views opened for writing: their writes */
 	bool wrote;               /* I_SFILE: written (it may have become a model) */
 	bool append;              /* opened O_APPEND: writes go at the end of its writes */
@@ -62,13 +65,14 @@ int pending_reset(struct inode *vi, struct pending *p);
 int pending_check(struct inode *vi, struct fh *fh);
 /* The change of fh is refused: logged (one line for the whole change), fh
  * fails from now on, and its file shows the source's content again.
- * Returns -errno. Caller holds vi->lock. */
+ * Returns -errno. Caller holds fh->wlock. */
 int pending_refuse(struct inode *vi, struct fh *fh, const struct mfs_err *err);
-/* Commit the writes of fh (flush, fsync, release, and a scratch file
- * renamed over a view). Returns 0 or -errno (logged). */
+/* Commit the writes of fh (flush, fsync, release). Caller holds fh->wlock,
+ * not vi->lock (taken here where vi's kept buffer changes). Returns 0 or
+ * -errno (logged). */
 int pending_commit(struct inode *vi, struct fh *fh);
 /* The writes of fh are done with (an uncommitted truncation was kept on
- * vi by the flush that precedes every release). Caller holds vi->lock. */
+ * vi by the flush that precedes every release). Caller holds fh->wlock. */
 void pending_release(struct inode *vi, struct fh *fh);
 
 #endif

@@ -184,6 +184,33 @@ def one_round(m, view, view_path, files, texts, ab, readers, writers, mappers=0)
             sum(int(d[4]) for d in done))
 
 
+def test_rename_under_reader():
+    """A file renamed over a view (sed -i, editors) commits with another
+    file of the view open: the source is rewritten beside, and the open
+    file reads its whole old content (an in-place patch would change it
+    under the reader)."""
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((300, 300)).astype(np.float32)
+    with Mount([]) as m:
+        with open(m.s("m.model"), "wb") as f:
+            f.write(model_bytes(a))
+        view = m.m("m.model", "params", "w", "value", "values.txt")
+        old = m.read("m.model", "params", "w", "value", "values.txt")
+        new = ("\n".join(" ".join(repr(float(x)) for x in row) for row in a * 2) + "\n").encode()
+        with open(view, "rb", buffering=0) as r:
+            head = r.read(1000)
+            tmp = m.m("m.model", "params", "w", "value", ".sedXYZ")
+            with open(tmp, "wb") as f:
+                f.write(new)
+            os.rename(tmp, view)
+            rest = r.read()
+        eq(head + rest, old, "the open file's content")
+        eq(m.read("m.model", "params", "w", "value", "values.txt"),
+           m.read("m.model", "params", "w", "value", "values.txt"), "re-read")
+        got = np.array(decode(m.s("m.model"))["params"]["w"]["value"]["values"], dtype=np.float32)
+        check(np.array_equal(got, (a * 2).ravel(order="F")), "the source holds the new values")
+
+
 def test_values_txt():
     stress("values.txt", SHAPE, 4, 2)
 
@@ -215,7 +242,7 @@ def test_eight_processes():
 
 
 if __name__ == "__main__":
-    tests = [test_values_txt, test_data, test_data_npy, test_large_data, test_no_text_cache,
+    tests = [test_rename_under_reader, test_values_txt, test_data, test_data_npy, test_large_data, test_no_text_cache,
              test_large_text,
              test_eight_processes]
     only = os.environ.get("MFS_STRESS_ONLY")
