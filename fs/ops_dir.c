@@ -235,94 +235,103 @@ void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 	remove_source(req, parent, name, AT_REMOVEDIR);
 }
 
-static int rename_in_model(fuse_req_t req, struct inode *p, const char *name, struct inode *np,
-			   const char *newname, unsigned flags)
+/* Renames inside one model directory return a positive errno, or 0. */
+
+/* sed -i, editors: scratch file src renamed over view dst writes that view. */
+static int commit_scratch_over(struct inode *src, struct inode *dst)
 {
-	if (p->fm != np->fm)
-		return EXDEV;
-	struct inode *src = scratch_find(p, name);
-	int err;
-	if (src) {
-		struct inode *dst_scr = scratch_find(np, newname);
-		struct inode *dst = dst_scr ? NULL : child_lookup(np, newname, &err);
-		int r = 0;
-		if (dst_scr && (flags & RENAME_NOREPLACE))
-			r = EEXIST;
-		else if (dst && dst->kind == I_VNODE) {
-			/* sed -i, editors: a scratch file renamed over a view
-			 * writes that view. */
-			if (flags)
-				r = EINVAL;
-			else {
-				pthread_mutex_lock(&src->lock);
-				struct mfs_content c;
-				wbuf_content(src->scr->buf, &c);
-				c.ext = NULL;
-				struct mfs_err e = {0};
-				int x = fsmodel_commit(dst->fm, dst, &c, 0, &e);
-				pthread_mutex_unlock(&src->lock);
-				if (x < 0) {
-					log_error(dst, NULL, e.code, e.msg);
-					r = e.code ? e.code : EIO;
-				} else {
-					scratch_unlink(src);
-					notify_inval_inode(dst->ino);
-				}
-			}
-		} else if (dst) {
-			r = EISDIR;
-		} else {
-			r = -scratch_rename(src, np, newname);
-		}
-		if (dst)
-			inode_put(dst);
-		if (dst_scr)
-			inode_put(dst_scr);
-		inode_put(src);
-		return r;
+	pthread_mutex_lock(&src->lock);
+	struct mfs_content c;
+	wbuf_content(src->scr->buf, &c);
+	c.ext = NULL;
+	struct mfs_err e = {0};
+	int x = fsmodel_commit(dst->fm, dst, &c, 0, &e);
+	pthread_mutex_unlock(&src->lock);
+	if (x < 0) {
+		log_error(dst, NULL, e.code, e.msg);
+		return e.code ? e.code : EIO;
 	}
-	/* A view renamed away (an editor's backup): its content becomes a
-	 * scratch file of the new name; the view itself stays. */
-	struct inode *v = child_lookup(p, name, &err), *dstv;
-	if (!v)
-		return err;
+	scratch_unlink(src);
+	notify_inval_inode(dst->ino);
+	return 0;
+}
+
+/* Scratch file src renamed to newname in np: over a view, a scratch file
+ * (replaced) or a free name. */
+static int rename_scratch(struct inode *src, struct inode *np, const char *newname,
+			  unsigned flags)
+{
+	int r = 0, lerr = 0;
+	struct inode *dst_scr = scratch_find(np, newname);
+	struct inode *dst = dst_scr ? NULL : child_lookup(np, newname, &lerr);
+	if (dst_scr && (flags & RENAME_NOREPLACE))
+		r = EEXIST;
+	else if (dst && dst->kind == I_VNODE)
+		r = flags ? EINVAL : commit_scratch_over(src, dst);
+	else if (dst)
+		r = EISDIR;
+	else
+		r = -scratch_rename(src, np, newname);
+	if (dst)
+		inode_put(dst);
+	if (dst_scr)
+		inode_put(dst_scr);
+	return r;
+}
+
+/* The content of view v written into scratch file s, 1 MiB at a time. */
+static int copy_view(struct inode *v, struct inode *s)
+{
+	struct mfs_err e = {0};
+	struct mref *ref = fsmodel_current(v->fm, &e);
+	mfs_id id = ref ? vnode_resolve(v, ref) : MFS_NONE;
+	struct stat st;
+	double t;
+	if (attr_of(v, &st, &t) == 0)
+		s->scr->mode = st.st_mode;
+	char *buf = malloc(1 << 20);
+	uint64_t off = 0;
 	int r = 0;
+	for (;;) {
+		ssize_t n = id == MFS_NONE || !buf ? -EIO
+				  : mfs_view_read(ref->m, id, off, 1 << 20, buf, NULL, &e);
+		if (n <= 0) {
+			r = n < 0 ? EIO : 0;
+			break;
+		}
+		pthread_mutex_lock(&s->lock);
+		int w = scratch_write(s, off, buf, (size_t)n);
+		pthread_mutex_unlock(&s->lock);
+		if (w < 0) {
+			r = -w;
+			break;
+		}
+		off += (uint64_t)n;
+	}
+	free(buf);
+	mref_put(ref);
+	return r;
+}
+
+/* A view renamed away (an editor's backup): its content becomes a scratch
+ * file of the new name; the view itself stays. */
+static int rename_view(fuse_req_t req, struct inode *p, const char *name, struct inode *np,
+		       const char *newname, unsigned flags)
+{
+	int r = 0, lerr = 0;
+	struct inode *v = child_lookup(p, name, &lerr), *dstv;
+	if (!v)
+		return lerr;
 	if (v->kind != I_VNODE || flags) {
 		r = v->kind == I_VNODE ? EINVAL : EPERM;
-	} else if ((dstv = child_lookup(np, newname, &err)) != NULL) {
+	} else if ((dstv = child_lookup(np, newname, &lerr)) != NULL) {
 		r = EPERM;  /* over another view */
 		inode_put(dstv);
 	} else {
 		const struct fuse_ctx *ctx = fuse_req_ctx(req);  /* the caller's, as a new file */
 		struct inode *s = scratch_create(np, newname, 0600, ctx->uid, ctx->gid, &r);
 		if (s) {
-			struct mfs_err e = {0};
-			struct mref *ref = fsmodel_current(v->fm, &e);
-			mfs_id id = ref ? vnode_resolve(v, ref) : MFS_NONE;
-			struct stat st;
-			double t;
-			if (attr_of(v, &st, &t) == 0)
-				s->scr->mode = st.st_mode;
-			char *buf = malloc(1 << 20);
-			uint64_t off = 0;
-			for (;;) {
-				ssize_t n = id == MFS_NONE || !buf ? -EIO
-						  : mfs_view_read(ref->m, id, off, 1 << 20, buf, NULL, &e);
-				if (n <= 0) {
-					r = n < 0 ? EIO : 0;
-					break;
-				}
-				pthread_mutex_lock(&s->lock);
-				int w = scratch_write(s, off, buf, (size_t)n);
-				pthread_mutex_unlock(&s->lock);
-				if (w < 0) {
-					r = -w;
-					break;
-				}
-				off += (uint64_t)n;
-			}
-			free(buf);
-			mref_put(ref);
+			r = copy_view(v, s);
 			if (r)
 				scratch_unlink(s);
 			inode_put(s);
@@ -332,6 +341,19 @@ static int rename_in_model(fuse_req_t req, struct inode *p, const char *name, st
 		}
 	}
 	inode_put(v);
+	return r;
+}
+
+static int rename_in_model(fuse_req_t req, struct inode *p, const char *name, struct inode *np,
+			   const char *newname, unsigned flags)
+{
+	if (p->fm != np->fm)
+		return EXDEV;
+	struct inode *src = scratch_find(p, name);
+	if (!src)
+		return rename_view(req, p, name, np, newname, flags);
+	int r = rename_scratch(src, np, newname, flags);
+	inode_put(src);
 	return r;
 }
 
