@@ -88,30 +88,30 @@ static size_t render_elems(const struct mfs_tensor *t, const uint8_t *el, uint64
  * (glibc unmaps or trims it) and the next window faulted its pages in again
  * (perf: clear_page was an eighth of a column-major values.txt). Threads
  * free theirs when they end. */
-struct scratch {
+struct gather_buf {
 	size_t cap;
 	uint8_t p[];
 };
-static pthread_key_t scratch_key;
-static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
-static bool scratch_ok;
+static pthread_key_t gather_key;
+static pthread_once_t gather_once = PTHREAD_ONCE_INIT;
+static bool gather_ok;
 
-static void scratch_init(void)
+static void gather_init(void)
 {
-	scratch_ok = pthread_key_create(&scratch_key, free) == 0;
+	gather_ok = pthread_key_create(&gather_key, free) == 0;
 }
 
-static uint8_t *scratch(size_t need)
+static uint8_t *gather_buf(size_t need)
 {
-	pthread_once(&scratch_once, scratch_init);
-	if (!scratch_ok)
+	pthread_once(&gather_once, gather_init);
+	if (!gather_ok)
 		return NULL;
-	struct scratch *s = pthread_getspecific(scratch_key);
+	struct gather_buf *s = pthread_getspecific(gather_key);
 	if (s && s->cap >= need)
 		return s->p;
 	free(s);
 	s = malloc(sizeof(*s) + need);
-	pthread_setspecific(scratch_key, s);
+	pthread_setspecific(gather_key, s);
 	if (!s)
 		return NULL;
 	s->cap = need;
@@ -119,7 +119,7 @@ static uint8_t *scratch(size_t need)
 }
 
 /* Elements of chunks [k, k + n) in logical order: straight from the source,
- * or gathered at once into this thread's scratch buffer (one pass over whole
+ * or gathered at once into this thread's gather buffer (one pass over whole
  * rows of a column-major matrix, where chunk by chunk would read each column
  * line many times); valid until the thread's next call. */
 static const uint8_t *elements(struct mfs_model *m, const struct mfs_tensor *t, uint64_t first,
@@ -127,7 +127,7 @@ static const uint8_t *elements(struct mfs_model *m, const struct mfs_tensor *t, 
 {
 	if (!t->ops && !t->swap && (t->order == MFS_ROW_MAJOR || t->ndim < 2))
 		return m->base + t->off + first * t->esize;
-	uint8_t *buf = scratch((size_t)(count * t->esize));
+	uint8_t *buf = gather_buf((size_t)(count * t->esize));
 	if (!buf) {
 		*r = mfs_error(err, ENOMEM, "out of memory");
 		return NULL;
