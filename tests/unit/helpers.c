@@ -292,11 +292,23 @@ size_t twalk(struct mfs_model *m)
 	return visited;
 }
 
-size_t tmutate(const char *rel, unsigned iterations)
+void tappend(uint8_t **b, size_t *n, size_t *cap, const void *p, size_t len)
 {
-	size_t len;
-	uint8_t *orig = tload(tdata(rel), &len);
-	const char *name = strrchr(rel, '/') ? strrchr(rel, '/') + 1 : rel;
+	if (*n + len > *cap) {
+		size_t nc = *cap ? *cap * 2 : 256;
+		while (nc < *n + len)
+			nc *= 2;
+		*b = realloc(*b, nc);
+		assert_non_null(*b);
+		*cap = nc;
+	}
+	if (len)
+		memcpy(*b + *n, p, len);
+	*n += len;
+}
+
+size_t tmutate_mem(const void *orig, size_t len, const char *name, unsigned iterations)
+{
 	uint8_t *buf = malloc(len + 1);
 	assert_non_null(buf);
 	size_t opened = 0;
@@ -324,7 +336,7 @@ size_t tmutate(const char *rel, unsigned iterations)
 		int r = mfs_model_open_mem(&m, buf, n, name, NULL, 0, c, &err);
 		if (r < 0) {
 			if (!err.msg[0])
-				fail_msg("%s mutation %u failed (%d) without a message", rel, it, r);
+				fail_msg("%s mutation %u failed (%d) without a message", name, it, r);
 			continue;
 		}
 		opened++;
@@ -332,8 +344,51 @@ size_t tmutate(const char *rel, unsigned iterations)
 		mfs_model_free(m);
 	}
 	free(buf);
+	return opened;
+}
+
+size_t tmutate(const char *rel, unsigned iterations)
+{
+	size_t len;
+	uint8_t *orig = tload(tdata(rel), &len);
+	const char *name = strrchr(rel, '/') ? strrchr(rel, '/') + 1 : rel;
+	size_t opened = tmutate_mem(orig, len, name, iterations);
 	free(orig);
 	return opened;
+}
+
+size_t trewrite_all(struct mfs_model *m)
+{
+	size_t count = 0;
+	for (mfs_id id = 0; id < m->nnodes; id++) {
+		const struct mfs_node *n = &m->nodes[id];
+		if (n->kind != MFS_K_FILE || !(n->flags & MFS_NF_WRITABLE))
+			continue;
+		char path[4096];
+		assert_true(mfs_node_path(m, id, path, sizeof(path)) >= 0);
+		size_t len;
+		char *content = tread(m, path, &len);
+		uint8_t *out = NULL;
+		size_t outlen = 0;
+		struct mfs_err err = {0};
+		int r = twrite(m, path, content, len, &out, &outlen, &err);
+		if (r != 1)
+			fail_msg("writing %s of %s back unchanged: %d (%s)", path, m->name, r, err.msg);
+		free(content);
+		count++;
+	}
+	return count;
+}
+
+void tsame_outside(const uint8_t *old, size_t old_size, const uint8_t *new_, size_t new_size,
+		   size_t off, size_t old_len, size_t new_len)
+{
+	assert_true(off + old_len <= old_size);
+	assert_int_equal(new_size, old_size - old_len + new_len);
+	if (memcmp(old, new_, off) != 0)
+		fail_msg("bytes before offset %zu changed", off);
+	if (memcmp(old + off + old_len, new_ + off + new_len, old_size - off - old_len) != 0)
+		fail_msg("bytes after the edited span [%zu, %zu) changed", off, off + old_len);
 }
 
 uint64_t trand(uint64_t *state)

@@ -53,6 +53,17 @@ size_t twalk(struct mfs_model *m);
  * must either fail to open with an error message or open and twalk cleanly.
  * Run under the sanitizers. Returns how many opened. */
 size_t tmutate(const char *rel, unsigned iterations);
+/* Append p[0, len) to the growable bytes (*b, *n, *cap) of a test's file
+ * builder. */
+void tappend(uint8_t **b, size_t *n, size_t *cap, const void *p, size_t len);
+/* The same over bytes in memory, shown to the codecs as file name. */
+size_t tmutate_mem(const void *buf, size_t len, const char *name, unsigned iterations);
+/* Write every writable file of m back unchanged: each must change nothing
+ * (twrite returns 1). Returns how many. */
+size_t trewrite_all(struct mfs_model *m);
+/* new_ is old with [off, off + old_len) replaced by new_len bytes. */
+void tsame_outside(const uint8_t *old, size_t old_size, const uint8_t *new_, size_t new_size,
+		   size_t off, size_t old_len, size_t new_len);
 /* The same bits seen as another type (type punning through a union). */
 #define f32_of(b) (((union { uint32_t u; float f; }){.u = (b)}).f)
 #define bits32(v) (((union { uint32_t u; float f; }){.f = (v)}).u)

@@ -222,7 +222,7 @@ static void test_csr(void **state)
 	assert_string_equal(l, "row col type shape dtype matrix.mtx");
 	free(l);
 	twalk(m);
-	dbdf_rewrite_all(m);
+	trewrite_all(m);
 	dbdf_reencode_all(m);
 	tclose(m);
 	free(b);
@@ -407,7 +407,7 @@ static void test_identity(void **state)
 	for (size_t i = 0; i < NCORPUS; i++) {
 		struct mfs_model *m = topen(corpus[i]);
 		twalk(m);
-		dbdf_rewrite_all(m);
+		trewrite_all(m);
 		assert_true(dbdf_reencode_all(m) >= 1);
 		tclose(m);
 	}
@@ -420,7 +420,7 @@ static void test_identity(void **state)
 			twalk(m);
 			/* the big ones: each view written back once is enough */
 			if (m->size < 100000)
-				dbdf_rewrite_all(m);
+				trewrite_all(m);
 			dbdf_reencode_all(m);
 			tclose(m);
 		}

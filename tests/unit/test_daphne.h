@@ -41,15 +41,9 @@ int dopen_fail(const void *buf, size_t len, const char *name, struct mfs_err *er
  * densely; its entries are re-encoded. Returns the number of tensors
  * checked. */
 size_t dbdf_reencode_all(struct mfs_model *m);
-/* Write every writable view of m with its own content: nothing changes. */
-size_t dbdf_rewrite_all(struct mfs_model *m);
 /* new is old with only bytes [off, off + len) different (same size). */
 void dbdf_same_outside(const uint8_t *old, const uint8_t *new_, size_t size, size_t off,
 		       size_t len);
-/* Truncate and flip bytes of buf (like tmutate, for files built in memory):
- * each copy must fail with a message or open and be read fully. Returns how
- * many opened. */
-size_t dbdf_mutate(const void *buf, size_t len, const char *name, unsigned iterations);
 /* Element i of a tensor's data.npy body, as a double. */
 double dbdf_npy_elem(struct mfs_model *m, const char *npy_path, uint64_t i);
 

@@ -121,7 +121,7 @@ static void test_value_types_dense(void **state)
 		assert_string_equal(l, "shape dtype values.txt data data.npy header dialect blocks");
 		free(l);
 		twalk(m);
-		dbdf_rewrite_all(m);
+		trewrite_all(m);
 		dbdf_reencode_all(m);
 		/* a value, then a new shape, in the spec's layout */
 		struct mfs_err err = {0};
@@ -147,7 +147,7 @@ static void test_value_types_dense(void **state)
 		tclose(n);
 		free(out);
 		tclose(m);
-		dbdf_mutate(d.b, d.n, "v.dbdf", 100);
+		tmutate_mem(d.b, d.n, "v.dbdf", 100);
 		free(d.b);
 	}
 }
@@ -180,7 +180,7 @@ static void test_value_types_sparse(void **state)
 		tcheck(m, "values.txt", want);
 		tcheck(m, "blocks/0/values.txt", want);
 		twalk(m);
-		dbdf_rewrite_all(m);
+		trewrite_all(m);
 		dbdf_reencode_all(m);
 		/* the second entry through matrix.mtx */
 		snprintf(mtx, sizeof(mtx), "%%%%MatrixMarket matrix coordinate %s general\n3 3 3\n"
@@ -195,7 +195,7 @@ static void test_value_types_sparse(void **state)
 			free(out);
 		}
 		tclose(m);
-		dbdf_mutate(d.b, d.n, "c.dbdf", 100);
+		tmutate_mem(d.b, d.n, "c.dbdf", 100);
 		free(d.b);
 
 		/* COO, entries not in order: matrix.mtx keeps the file's order */
@@ -211,10 +211,10 @@ static void test_value_types_sparse(void **state)
 			 "3 3 %s\n1 2 %s\n3 1 %s\n", vt >= 9 ? "real" : "integer", t3, t1, t2);
 		tcheck(m, "matrix.mtx", mtx);
 		twalk(m);
-		dbdf_rewrite_all(m);
+		trewrite_all(m);
 		dbdf_reencode_all(m);
 		tclose(m);
-		dbdf_mutate(d.b, d.n, "o.dbdf", 100);
+		tmutate_mem(d.b, d.n, "o.dbdf", 100);
 		free(d.b);
 
 		/* a 1-column COO block: no column index */
@@ -239,7 +239,7 @@ static void test_value_types_sparse(void **state)
 		twalk(m);
 		dbdf_reencode_all(m);
 		tclose(m);
-		dbdf_mutate(d.b, d.n, "o1.dbdf", 100);
+		tmutate_mem(d.b, d.n, "o1.dbdf", 100);
 		free(d.b);
 	}
 }
@@ -319,7 +319,7 @@ static void test_multi_block(void **state)
 	free(l);
 	assert_false(m->nodes[tnode(m, "blocks/4/values.txt")].flags & MFS_NF_WRITABLE);
 	twalk(m);
-	dbdf_rewrite_all(m);
+	trewrite_all(m);
 	dbdf_reencode_all(m);
 
 	/* one value in each kind of block, through the whole matrix */
@@ -353,7 +353,7 @@ static void test_multi_block(void **state)
 	dbdf_same_outside(d.b, out, d.n, off[2], 8);
 	free(out);
 	tclose(m);
-	dbdf_mutate(d.b, d.n, "multi.dbdf", 300);
+	tmutate_mem(d.b, d.n, "multi.dbdf", 300);
 
 	/* the same blocks in a CSR matrix: its entries are every stored value */
 	free(d.b);
@@ -376,10 +376,10 @@ static void test_multi_block(void **state)
 	dbdf_same_outside(d.b, out, d.n, off[2] + 16, 8);
 	free(out);
 	twalk(m);
-	dbdf_rewrite_all(m);
+	trewrite_all(m);
 	dbdf_reencode_all(m);
 	tclose(m);
-	dbdf_mutate(d.b, d.n, "multi.dbdf", 300);
+	tmutate_mem(d.b, d.n, "multi.dbdf", 300);
 	free(d.b);
 
 	/* uncovered cells are zeros; a nonzero there is refused */
@@ -440,10 +440,10 @@ static void test_block_types(void **state)
 	assert_non_null(strstr(err.msg, "256 at (0, 1) is not a uint8 value"));
 	assert_int_equal(twrite(m, "values.txt", "7 254.5 -3 1000", 15, &out, &outlen, &err), -ERANGE);
 	twalk(m);
-	dbdf_rewrite_all(m);
+	trewrite_all(m);
 	dbdf_reencode_all(m);
 	tclose(m);
-	dbdf_mutate(d.b, d.n, "t.dbdf", 200);
+	tmutate_mem(d.b, d.n, "t.dbdf", 200);
 	free(d.b);
 	/* a stored value the matrix's type cannot hold: refused */
 	d = (struct db){0};
@@ -511,7 +511,7 @@ static void test_frame(void **state)
 	tcheck(m, "blocks/2/type", "coo\n");
 	tcheck(m, "blocks/3/type", "csr\n");
 	twalk(m);
-	dbdf_rewrite_all(m);
+	trewrite_all(m);
 	dbdf_reencode_all(m);
 	struct mfs_err err = {0};
 	uint8_t *out;
@@ -532,7 +532,7 @@ static void test_frame(void **state)
 	assert_string_equal(l, "x y ccc");
 	free(l);
 	tclose(m);
-	dbdf_mutate(d.b, d.n, "f.dbdf", 300);
+	tmutate_mem(d.b, d.n, "f.dbdf", 300);
 	free(d.b);
 	/* a block's value type must be its columns' */
 	d = (struct db){0};
@@ -580,7 +580,7 @@ static void test_daphne01(void **state)
 	tcheck(m, "matrix.mtx", "%%MatrixMarket matrix coordinate integer general\n4 3 4\n"
 				"1 2 7\n3 1 -3\n3 3 9\n4 3 1\n");
 	twalk(m);
-	dbdf_rewrite_all(m);
+	trewrite_all(m);
 	dbdf_reencode_all(m);
 	struct mfs_err err = {0};
 	uint8_t *out;
@@ -593,7 +593,7 @@ static void test_daphne01(void **state)
 	assert_int_equal(mfs_le32(out + at), 10);
 	free(out);
 	tclose(m);
-	dbdf_mutate(d.b, d.n, "old.dbdf", 300);
+	tmutate_mem(d.b, d.n, "old.dbdf", 300);
 	free(d.b);
 	/* counts that add up but put columns out of order */
 	static const uint64_t cnt2[4] = {2, 0, 1, 1};
@@ -631,7 +631,7 @@ static void test_daphne01(void **state)
 	tcheck(m, "blocks/0/type", "coo\n");
 	dbdf_reencode_all(m);
 	tclose(m);
-	dbdf_mutate(d.b, d.n, "coo.dbdf", 200);
+	tmutate_mem(d.b, d.n, "coo.dbdf", 200);
 	free(d.b);
 }
 
@@ -669,7 +669,7 @@ static void check_hyper(const struct db *d, const char *dialect, const char *sha
 	assert_true(m->nodes[tnode(m, "matrix.mtx")].flags & MFS_NF_WRITABLE);
 	assert_true(m->nodes[tnode(m, "blocks/0/matrix.mtx")].flags & MFS_NF_WRITABLE);
 	twalk(m);
-	dbdf_rewrite_all(m);
+	trewrite_all(m);
 	dbdf_reencode_all(m);
 	struct mfs_err err = {0};
 	uint8_t *out;
@@ -699,7 +699,7 @@ static void check_hyper(const struct db *d, const char *dialect, const char *sha
 	dbdf_same_outside(d->b, out, d->n, at, 8);
 	free(out);
 	tclose(m);
-	dbdf_mutate(d->b, d->n, "hyper.dbdf", 300);
+	tmutate_mem(d->b, d->n, "hyper.dbdf", 300);
 }
 
 static void test_hyper_sparse(void **state)
@@ -823,7 +823,7 @@ static void test_hyper_sparse(void **state)
 					 "4294967295 1048576 0\n");
 	assert_false(m->nodes[tnode(m, "blocks/2/matrix.mtx")].flags & MFS_NF_WRITABLE);
 	twalk(m);
-	dbdf_rewrite_all(m);
+	trewrite_all(m);
 	dbdf_reencode_all(m);
 	const char *mx = "%%MatrixMarket matrix coordinate real general\n1099511627776 1048576 3\n"
 			 "1 1 4\n1 2 -5\n554050781183 1048576 0.5\n";
@@ -841,7 +841,7 @@ static void test_hyper_sparse(void **state)
 	dbdf_same_outside(d.b, out, d.n, doff + 8, 8);
 	free(out);
 	tclose(m);
-	dbdf_mutate(d.b, d.n, "mixed.dbdf", 300);
+	tmutate_mem(d.b, d.n, "mixed.dbdf", 300);
 	free(d.b);
 
 	/* a CSR matrix of no stored value at all */
@@ -995,7 +995,7 @@ static void same_file(const struct db *d, const char *name)
 	free(b);
 	struct mfs_model *m = topen(rel);
 	twalk(m);
-	dbdf_rewrite_all(m);
+	trewrite_all(m);
 	dbdf_reencode_all(m);
 	tclose(m);
 	tmutate(rel, 200);

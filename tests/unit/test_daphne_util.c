@@ -10,17 +10,7 @@
 
 void db_bytes(struct db *d, const void *p, size_t n)
 {
-	if (d->n + n > d->cap) {
-		size_t nc = d->cap ? d->cap * 2 : 256;
-		while (nc < d->n + n)
-			nc *= 2;
-		d->b = realloc(d->b, nc);
-		assert_non_null(d->b);
-		d->cap = nc;
-	}
-	if (n)
-		memcpy(d->b + d->n, p, n);
-	d->n += n;
+	tappend(&d->b, &d->n, &d->cap, p, n);
 }
 
 void db_u8(struct db *d, uint8_t v) { db_bytes(d, &v, 1); }
@@ -214,72 +204,10 @@ size_t dbdf_reencode_all(struct mfs_model *m)
 	return m->ntensors;
 }
 
-size_t dbdf_rewrite_all(struct mfs_model *m)
-{
-	size_t n = 0;
-	for (mfs_id id = 0; id < m->nnodes; id++) {
-		const struct mfs_node *nd = &m->nodes[id];
-		if (nd->kind != MFS_K_FILE || !(nd->flags & MFS_NF_WRITABLE))
-			continue;
-		char path[512];
-		assert_true(mfs_node_path(m, id, path, sizeof(path)) > 0);
-		size_t len;
-		char *content = tread(m, path, &len);
-		uint8_t *out = NULL;
-		size_t outlen = 0;
-		struct mfs_err err = {0};
-		int r = twrite(m, path, content, len, &out, &outlen, &err);
-		if (r != 1)
-			fail_msg("%s %s: writing its own content gave %d (%s)", m->name, path, r,
-				 err.msg);
-		free(content);
-		n++;
-	}
-	return n;
-}
-
 void dbdf_same_outside(const uint8_t *old, const uint8_t *new_, size_t size, size_t off,
 		       size_t len)
 {
-	assert_memory_equal(old, new_, off);
-	assert_memory_equal(old + off + len, new_ + off + len, size - off - len);
-}
-
-size_t dbdf_mutate(const void *orig, size_t len, const char *name, unsigned iterations)
-{
-	uint8_t *buf = malloc(len + 1);
-	assert_non_null(buf);
-	size_t opened = 0;
-	uint64_t seed = 0x2545f4914f6cdd1dull;
-	for (unsigned it = 0; it < iterations; it++) {
-		size_t n = len;
-		memcpy(buf, orig, len);
-		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-		if (it % 3 == 0) {
-			n = len ? (size_t)((seed >> 33) % len) : 0;
-		} else {
-			unsigned flips = 1 + (unsigned)((seed >> 20) % 4);
-			for (unsigned k = 0; k < flips && len; k++) {
-				seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-				size_t pos = (size_t)((seed >> 33) % len);
-				buf[pos] = (it % 3 == 1) ? (uint8_t)(buf[pos] ^ (1u << (seed & 7)))
-							 : (uint8_t)(seed >> 13);
-			}
-		}
-		struct mfs_model *m = NULL;
-		struct mfs_err err = {0};
-		int r = mfs_model_open_mem(&m, buf, n, name, NULL, 0, NULL, &err);
-		if (r < 0) {
-			if (!err.msg[0])
-				fail_msg("%s mutation %u failed (%d) without a message", name, it, r);
-			continue;
-		}
-		opened++;
-		twalk(m);
-		mfs_model_free(m);
-	}
-	free(buf);
-	return opened;
+	tsame_outside(old, size, new_, size, off, len, len);
 }
 
 double dbdf_npy_elem(struct mfs_model *m, const char *npy_path, uint64_t i)

@@ -513,7 +513,7 @@ static void test_round_trip(void **state)
 	for (size_t i = 0; i < plt_ncorpus; i++) {
 		struct mfs_model *m = topen(plt_corpus[i]);
 		assert_true(twalk(m) > 1);
-		assert_true(plt_rewrite_all(m) > 0);
+		assert_true(trewrite_all(m) > 0);
 		plt_reencode_all(m);
 		tclose(m);
 	}

@@ -19,15 +19,6 @@ extern const size_t plt_ncorpus;
  * back the source exactly. Returns the number of tensors checked. */
 size_t plt_reencode_all(struct mfs_model *m);
 
-/* Write every writable file of m with its current content: each one must
- * change nothing (mfs_view_write returns 1). Returns how many were written. */
-size_t plt_rewrite_all(struct mfs_model *m);
-
-/* new == old with bytes [off, off + old_len) of old replaced by new_len
- * bytes: everything else unchanged or shifted. */
-void plt_same_outside(const uint8_t *old, size_t old_size, const uint8_t *new_, size_t new_size,
-		      size_t off, size_t old_len, size_t new_len);
-
 /* Offset of the first occurrence of needle in hay (fails if absent). */
 size_t plt_find(const uint8_t *hay, size_t n, const char *needle);
 

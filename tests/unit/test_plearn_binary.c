@@ -153,7 +153,7 @@ static void test_read(void **state)
 		assert_memory_equal(d, weights, 48);
 		free(d);
 		assert_true(twalk(m) > 10);
-		plt_rewrite_all(m);
+		trewrite_all(m);
 		plt_reencode_all(m);
 		tclose(m);
 		free(p.b);
@@ -170,7 +170,7 @@ static void test_write(void **state)
 		size_t outlen;
 		/* One double of the matrix: 8 bytes in the file's order. */
 		uint8_t *out = plt_write_str(m, "weights/values.txt", "1.5 -2.25\n3e-300 4\n0.1 -7\n", &outlen);
-		plt_same_outside(p.b, p.n, out, outlen, l.weights + 5 * 8, 8, 8);
+		tsame_outside(p.b, p.n, out, outlen, l.weights + 5 * 8, 8, 8);
 		double v = -7;
 		uint64_t bits;
 		memcpy(&bits, &v, 8);
@@ -181,29 +181,29 @@ static void test_write(void **state)
 		free(out);
 		/* bools stay characters */
 		out = plt_write_str(m, "flags/values.txt", "0\n0\n1\n", &outlen);
-		plt_same_outside(p.b, p.n, out, outlen, l.flags, 1, 1);
+		tsame_outside(p.b, p.n, out, outlen, l.flags, 1, 1);
 		assert_int_equal(out[l.flags], '0');
 		free(out);
 		/* int32 elements */
 		out = plt_write_str(m, "ints/values.txt", "-1\n7\n2147483647\n", &outlen);
-		plt_same_outside(p.b, p.n, out, outlen, l.ints + 4, 4, 4);
+		tsame_outside(p.b, p.n, out, outlen, l.ints + 4, 4, 4);
 		assert_int_equal(be ? mfs_be32(out + l.ints + 4) : mfs_le32(out + l.ints + 4), 7);
 		free(out);
 		plt_write_fails(m, "ints/values.txt", "-1\n7\n2147483648\n", 17, -ERANGE);
 		/* strided TMat over a shared storage: element (1, 1) is storage[4] */
 		out = plt_write_str(m, "smat/values.txt", "10 11\n13 99\n", &outlen);
-		plt_same_outside(p.b, p.n, out, outlen, l.storage + 4 * 8, 8, 8);
+		tsame_outside(p.b, p.n, out, outlen, l.storage + 4 * 8, 8, 8);
 		n = topen_mem(out, outlen, "bin.psave", NULL, 0);
 		tcheck(n, "smat/values.txt", "10 11\n13 99\n");
 		tcheck(n, "stv/values.txt", "11\n12\n");
 		tclose(n);
 		free(out);
 		out = plt_write_str(m, "stv/values.txt", "11\n-12\n", &outlen);
-		plt_same_outside(p.b, p.n, out, outlen, l.storage + 2 * 8, 8, 8);
+		tsame_outside(p.b, p.n, out, outlen, l.storage + 2 * 8, 8, 8);
 		free(out);
 		/* A binary scalar keeps its type code and byte order. */
 		out = plt_write_str(m, "seed", "2000\n", &outlen);
-		plt_same_outside(p.b, p.n, out, outlen, l.seed + 1, 4, 4);
+		tsame_outside(p.b, p.n, out, outlen, l.seed + 1, 4, 4);
 		assert_int_equal(out[l.seed], be ? 0x08 : 0x07);
 		assert_int_equal(be ? mfs_be32(out + l.seed + 1) : mfs_le32(out + l.seed + 1), 2000);
 		n = topen_mem(out, outlen, "bin.psave", NULL, 0);

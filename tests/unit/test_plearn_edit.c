@@ -31,7 +31,7 @@ static struct mfs_model *edit_one(struct mfs_model *m, const char *path, const c
 	if (outlen < off + strlen(to) || memcmp(out + off, to, strlen(to)) != 0)
 		fail_msg("writing %s of %s: expected \"%s\" at offset %zu, got \"%.*s\"", path, m->name,
 			 to, off, (int)strlen(to), out + off);
-	plt_same_outside(m->base, (size_t)m->size, out, outlen, off, strlen(from), strlen(to));
+	tsame_outside(m->base, (size_t)m->size, out, outlen, off, strlen(from), strlen(to));
 	struct mfs_model *n = topen_mem(out, outlen, m->name, NULL, 0);
 	free(out);
 	return n;
@@ -58,7 +58,7 @@ static void test_values_style18(void **state)
 				     "99.76151962528407 47.687964753081914\n", &outlen);
 	size_t off = plt_find(m->base, (size_t)m->size, "5.67364640948040133 \t9.88961990926600976 ");
 	assert_memory_equal(out + off, "1 \t2 \t\n10.7829822118754173", 25);
-	plt_same_outside(m->base, (size_t)m->size, out, outlen, off, 40, 4);
+	tsame_outside(m->base, (size_t)m->size, out, outlen, off, 40, 4);
 	free(out);
 	/* Special values as PLearn writes them. */
 	n = edit_one(m, "resid_variance/values.txt", "nan\n-inf\n",
@@ -85,7 +85,7 @@ static void test_values_style15(void **state)
 	assert_memory_equal(m->base + off, "0.00666666666666667 ", 20);
 	/* %.15g would lose a digit: the shortest round-trip decimal instead */
 	assert_memory_equal(out + off, "0.3333333333333333 ", 19);
-	plt_same_outside(m->base, (size_t)m->size, out, outlen, off, 19, 18);
+	tsame_outside(m->base, (size_t)m->size, out, outlen, off, 19, 18);
 	free(out);
 	free(nt);
 	free(txt);
@@ -151,7 +151,7 @@ static void test_data_and_npy(void **state)
 	size_t outlen;
 	uint8_t *out = plt_write(m, "weights/data", d, len, &outlen);
 	size_t off = plt_find(m->base, (size_t)m->size, "17.900656890875144 ");
-	plt_same_outside(m->base, (size_t)m->size, out, outlen, off, 18, 5);
+	tsame_outside(m->base, (size_t)m->size, out, outlen, off, 18, 5);
 	assert_memory_equal(out + off, "-2.25 \t", 7);
 	free(out);
 	free(d);
@@ -164,7 +164,7 @@ static void test_data_and_npy(void **state)
 	size_t nl = plt_npy_f64(npy, sizeof(npy), dims, 2, vals);
 	out = plt_write(m, "weights/data.npy", npy, nl, &outlen);
 	off = plt_find(m->base, (size_t)m->size, "47.6879647530819142");
-	plt_same_outside(m->base, (size_t)m->size, out, outlen, off, 19, 24);
+	tsame_outside(m->base, (size_t)m->size, out, outlen, off, 19, 24);
 	assert_memory_equal(out + off, "1.00000000000000003e-300 ", 25);
 	free(out);
 	/* A text matrix keeps its shape. */
@@ -278,7 +278,7 @@ static void test_pmat_edits(void **state)
 	memcpy(nt, "2.5", 3);
 	memcpy(nt + 3, sp, len - first);
 	uint8_t *out = plt_write(m, "values.txt", nt, 3 + len - first, &outlen);
-	plt_same_outside(m->base, (size_t)m->size, out, outlen, 64, 8, 8);
+	tsame_outside(m->base, (size_t)m->size, out, outlen, 64, 8, 8);
 	double v = 2.5;
 	assert_memory_equal(out + 64, &v, 8);
 	free(out);
@@ -311,7 +311,7 @@ static void test_pmat_edits(void **state)
 	uint8_t *big = malloc(1200 * 8 + 256);
 	nl = plt_npy_f64(big, 1200 * 8 + 256, same, 2, all);
 	out = plt_write(m, "data.npy", big, nl, &outlen);
-	plt_same_outside(m->base, (size_t)m->size, out, outlen, 64 + 1199 * 8, 8, 8);
+	tsame_outside(m->base, (size_t)m->size, out, outlen, 64 + 1199 * 8, 8, 8);
 	free(out);
 	free(big);
 	free(all);
@@ -365,11 +365,11 @@ static void test_pmat_orders(void **state)
 			tcheck(m, "shape", "2 3\n");
 			tcheck(m, "dtype", ti ? "float32\n" : "float64\n");
 			tcheck(m, "values.txt", "0.5 1.5 2.5\n3.5 4.5 5.5\n");
-			plt_rewrite_all(m);
+			trewrite_all(m);
 			plt_reencode_all(m);
 			uint8_t *out = plt_write_str(m, "values.txt", "0.5 1.5 2.5\n3.5 4.5 -1\n", &outlen);
 			size_t es = ti ? 4 : 8;
-			plt_same_outside(b, len, out, outlen, 64 + 5 * es, es, es);
+			tsame_outside(b, len, out, outlen, 64 + 5 * es, es, es);
 			struct mfs_model *n = topen_mem(out, outlen, "m.pmat", NULL, 0);
 			tcheck(n, "values.txt", "0.5 1.5 2.5\n3.5 4.5 -1\n");
 			tclose(n);

@@ -163,7 +163,7 @@ static void test_sequences(void **state)
 	tcheck(m, "pairs", "2 [ 1 : 2 3 : 4 ]\n");
 	tcheck(m, "words", "2 [ True False ]\n");
 	tcheck(m, "commented/values.txt", "1\n2\n");
-	plt_rewrite_all(m);
+	trewrite_all(m);
 	plt_reencode_all(m);
 	tclose(m);
 

@@ -104,39 +104,6 @@ size_t plt_reencode_all(struct mfs_model *m)
 	return m->ntensors;
 }
 
-size_t plt_rewrite_all(struct mfs_model *m)
-{
-	size_t count = 0;
-	for (mfs_id id = 0; id < m->nnodes; id++) {
-		const struct mfs_node *n = &m->nodes[id];
-		if (n->kind != MFS_K_FILE || !(n->flags & MFS_NF_WRITABLE))
-			continue;
-		char path[4096];
-		assert_true(mfs_node_path(m, id, path, sizeof(path)) >= 0);
-		size_t len;
-		char *content = tread(m, path, &len);
-		uint8_t *out = NULL;
-		size_t outlen;
-		struct mfs_err err = {0};
-		int r = twrite(m, path, content, len, &out, &outlen, &err);
-		if (r != 1)
-			fail_msg("writing %s of %s back unchanged: %d (%s)", path, m->name, r, err.msg);
-		free(content);
-		count++;
-	}
-	return count;
-}
-
-void plt_same_outside(const uint8_t *old, size_t old_size, const uint8_t *new_, size_t new_size,
-		      size_t off, size_t old_len, size_t new_len)
-{
-	assert_int_equal(new_size, old_size - old_len + new_len);
-	if (memcmp(old, new_, off) != 0)
-		fail_msg("bytes before offset %zu changed", off);
-	if (memcmp(old + off + old_len, new_ + off + new_len, old_size - off - old_len) != 0)
-		fail_msg("bytes after the edited span [%zu, %zu) changed", off, off + old_len);
-}
-
 size_t plt_find(const uint8_t *hay, size_t n, const char *needle)
 {
 	const void *p = memmem(hay, n, needle, strlen(needle));
@@ -226,17 +193,7 @@ size_t plt_npy_f64(uint8_t *buf, size_t cap, const uint64_t *dims, uint32_t ndim
 
 void pb_raw(struct pb *p, const void *s, size_t n)
 {
-	if (p->n + n > p->cap) {
-		size_t nc = p->cap ? p->cap : 256;
-		while (nc < p->n + n)
-			nc *= 2;
-		p->b = realloc(p->b, nc);
-		assert_non_null(p->b);
-		p->cap = nc;
-	}
-	if (n)
-		memcpy(p->b + p->n, s, n);
-	p->n += n;
+	tappend(&p->b, &p->n, &p->cap, s, n);
 }
 
 void pb_str(struct pb *p, const char *s)

@@ -34,13 +34,4 @@ uint8_t *tsm_load(const char *rel, size_t *len);
  * back the source exactly. Returns the number of tensors checked. */
 size_t tsm_reencode_all(struct mfs_model *m);
 
-/* new == old with bytes [off, off + old_len) of old replaced by new_len
- * bytes (whatever they are): everything else unchanged or shifted. */
-void tsm_same_outside(const uint8_t *old, size_t old_size, const uint8_t *new_,
-		      size_t new_size, size_t off, size_t old_len, size_t new_len);
-
-/* Write every writable view of m with its current content: each one must
- * change nothing (mfs_view_write returns 1). Returns how many were written. */
-size_t tsm_rewrite_all(struct mfs_model *m);
-
 #endif

@@ -90,7 +90,7 @@ static void test_unchanged(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(corpus) / sizeof(corpus[0]); i++) {
 		struct mfs_model *m = open_corpus(corpus[i]);
-		assert_true(tsm_rewrite_all(m) > 10);
+		assert_true(trewrite_all(m) > 10);
 		assert_true(tsm_reencode_all(m) > 5);
 		tclose(m);
 	}
@@ -104,7 +104,7 @@ static void test_values_float32(void **state)
 	struct mfs_model *m = open_corpus("convnet_small.tsm");
 	size_t len;
 	uint8_t *out = write_str(m, "nodes/1/params/value/values.txt", "1\n2.5\n-3\n0.1\n", &len);
-	tsm_same_outside(m->base, m->size, out, len, 788, 16, 16);
+	tsame_outside(m->base, m->size, out, len, 788, 16, 16);
 	static const float want[4] = {1, 2.5f, -3, 0.1f};
 	assert_memory_equal(out + 788, want, 16);
 	struct mfs_model *m2 = topen_mem(out, len, "convnet_small.tsm", NULL, 0);
@@ -114,7 +114,7 @@ static void test_values_float32(void **state)
 
 	/* Numbers may be separated by any blank or commas. */
 	out = write_str(m, "nodes/2/params/padding/values.txt", "0,0 0 0\t1 2 3 4", &len);
-	tsm_same_outside(m->base, m->size, out, len, 961 + 16, 16, 16);
+	tsame_outside(m->base, m->size, out, len, 961 + 16, 16, 16);
 	free(out);
 
 	write_fails(m, "nodes/1/params/value/values.txt", "1 2 3\n", -EINVAL);
@@ -132,7 +132,7 @@ static void test_values_other_types(void **state)
 	/* float16: parsed to the nearest half, shown as the shortest text */
 	uint8_t *out = write_str(m, "nodes/2/params/value/values.txt",
 				 "0.1\n-0\n65504\n-inf\n1e-7\n", &len);
-	tsm_same_outside(m->base, m->size, out, len, 453, 10, 10);
+	tsame_outside(m->base, m->size, out, len, 453, 10, 10);
 	assert_memory_equal(out + 453, "\x66\x2e\x00\x80\xff\x7b\x00\xfc\x02\x00", 10);
 	struct mfs_model *m2 = topen_mem(out, len, "z.tsm", NULL, 0);
 	tcheck(m2, "nodes/2/params/value/values.txt", "0.1\n-0\n65500\n-inf\n1e-07\n");
@@ -142,7 +142,7 @@ static void test_values_other_types(void **state)
 
 	/* int8 */
 	out = write_str(m, "nodes/13/params/value/values.txt", "5 4 3 2 1", &len);
-	tsm_same_outside(m->base, m->size, out, len, 1554, 5, 5);
+	tsame_outside(m->base, m->size, out, len, 1554, 5, 5);
 	assert_memory_equal(out + 1554, "\x05\x04\x03\x02\x01", 5);
 	free(out);
 	write_fails(m, "nodes/13/params/value/values.txt", "1 2 3 4 128\n", -ERANGE);
@@ -150,12 +150,12 @@ static void test_values_other_types(void **state)
 
 	/* uint64 edge */
 	out = write_str(m, "nodes/1/params/value/values.txt", "18446744073709551615 0 1\n", &len);
-	tsm_same_outside(m->base, m->size, out, len, 341, 24, 24);
+	tsame_outside(m->base, m->size, out, len, 341, 24, 24);
 	free(out);
 
 	/* complex64 */
 	out = write_str(m, "nodes/7/params/value/values.txt", "0.5-1j\n2+0j\n", &len);
-	tsm_same_outside(m->base, m->size, out, len, 954, 16, 16);
+	tsame_outside(m->base, m->size, out, len, 954, 16, 16);
 	static const float c[4] = {0.5f, -1, 2, 0};
 	assert_memory_equal(out + 954, c, 16);
 	m2 = topen_mem(out, len, "z.tsm", NULL, 0);
@@ -165,14 +165,14 @@ static void test_values_other_types(void **state)
 
 	/* bool */
 	out = write_str(m, "nodes/6/params/value/values.txt", "0\n1\n0\n", &len);
-	tsm_same_outside(m->base, m->size, out, len, 861, 3, 3);
+	tsame_outside(m->base, m->size, out, len, 861, 3, 3);
 	assert_memory_equal(out + 861, "\x00\x01\x00", 3);
 	free(out);
 	write_fails(m, "nodes/6/params/value/values.txt", "0\n2\n0\n", -ERANGE);
 
 	/* scalars: 0-d float64 and bool */
 	out = write_str(m, "nodes/12/params/value/values.txt", "-0.125\n", &len);
-	tsm_same_outside(m->base, m->size, out, len, 1461, 8, 8);
+	tsame_outside(m->base, m->size, out, len, 1461, 8, 8);
 	static const double d = -0.125;
 	assert_memory_equal(out + 1461, &d, 8);
 	free(out);
@@ -188,7 +188,7 @@ static void test_strings(void **state)
 	size_t len;
 	/* 'format' of conv1: dims [4] at 925, data at 929. Longer: */
 	uint8_t *out = write_str(m, "nodes/2/params/format/values.txt", "NHWC_long\n", &len);
-	tsm_same_outside(m->base, m->size, out, len, 925, 8, 13);
+	tsame_outside(m->base, m->size, out, len, 925, 8, 13);
 	assert_memory_equal(out + 920, "\x0d\x01\x00\x00\x00\x09\x00\x00\x00NHWC_long", 18);
 	struct mfs_model *m2 = topen_mem(out, len, "c.tsm", NULL, 0);
 	tcheck(m2, "nodes/2/params/format/values.txt", "NHWC_long\n");
@@ -204,13 +204,13 @@ static void test_strings(void **state)
 
 	/* Shorter, and empty */
 	out = write_str(m, "nodes/2/params/format/values.txt", "NC", &len);
-	tsm_same_outside(m->base, m->size, out, len, 925, 8, 6);
+	tsame_outside(m->base, m->size, out, len, 925, 8, 6);
 	m2 = topen_mem(out, len, "c.tsm", NULL, 0);
 	tcheck(m2, "nodes/2/params/format/values.txt", "NC\n");
 	tclose(m2);
 	free(out);
 	out = write_str(m, "nodes/2/params/format/values.txt", "\n", &len);
-	tsm_same_outside(m->base, m->size, out, len, 925, 8, 4);
+	tsame_outside(m->base, m->size, out, len, 925, 8, 4);
 	m2 = topen_mem(out, len, "c.tsm", NULL, 0);
 	tcheck(m2, "nodes/2/params/format/shape", "0\n");
 	tclose(m2);
@@ -221,7 +221,7 @@ static void test_strings(void **state)
 	uint8_t *npy = make_npy("|u1", "(6,)", "NCHW16", 6, &nl);
 	out = write_ok(m, "nodes/2/params/format/data.npy", npy, nl, &len);
 	free(npy);
-	tsm_same_outside(m->base, m->size, out, len, 925, 8, 10);
+	tsame_outside(m->base, m->size, out, len, 925, 8, 10);
 	m2 = topen_mem(out, len, "c.tsm", NULL, 0);
 	tcheck(m2, "nodes/2/params/format/values.txt", "NCHW16\n");
 	tcheck(m2, "nodes/2/params/format/dtype", "char8\n");
@@ -240,7 +240,7 @@ static void test_op_name(void **state)
 	assert_true(m->nodes[id].flags & MFS_NF_WRITABLE);
 	uint8_t *out = write_str(m, "nodes/5/name", "final_relu_output\n", &len);
 	assert_memory_equal(m->base + 1351, "relu1", 5);
-	tsm_same_outside(m->base, m->size, out, len, 1347, 4 + 5, 4 + 17);
+	tsame_outside(m->base, m->size, out, len, 1347, 4 + 5, 4 + 17);
 	struct mfs_model *m2 = topen_mem(out, len, "c.tsm", NULL, 0);
 	tcheck(m2, "nodes/5/name", "final_relu_output\n");
 	tcheck(m2, "nodes/5/params/#name/values.txt", "final_relu_output\n");
@@ -280,7 +280,7 @@ static void test_header(void **state)
 	struct mfs_model *m = open_corpus("edge_cases.tsm");
 	size_t len;
 	uint8_t *out = write_str(m, "header/fake", "123\n", &len);
-	tsm_same_outside(m->base, m->size, out, len, 0, 4, 4);
+	tsame_outside(m->base, m->size, out, len, 0, 4, 4);
 	assert_memory_equal(out, "\x7b\x00\x00\x00", 4);
 	free(out);
 	out = write_str(m, "header/fake", "4294967295", &len);
@@ -296,7 +296,7 @@ static void test_header(void **state)
 	for (int i = 0; i < 120; i++)
 		res[i] = (char)('A' + i % 26);
 	out = write_ok(m, "header/reserved", res, 120, &len);
-	tsm_same_outside(m->base, m->size, out, len, 8, 120, 120);
+	tsame_outside(m->base, m->size, out, len, 8, 120, 120);
 	assert_memory_equal(out + 8, res, 120);
 	struct mfs_model *m2 = topen_mem(out, len, "e.tsm", NULL, 0);
 	size_t rl;
@@ -355,7 +355,7 @@ static void test_data(void **state)
 	size_t len;
 	uint8_t *out = tapply(&p, m->base, (size_t)m->size, &len);
 	mfs_patch_free(&p);
-	tsm_same_outside(m->base, m->size, out, len, 255 + 10, 6, 6);
+	tsame_outside(m->base, m->size, out, len, 255 + 10, 6, 6);
 	assert_memory_equal(out + 265, nb, 6);
 	free(out);
 	free(view);
@@ -378,7 +378,7 @@ static void test_npy(void **state)
 	uint8_t *out = write_ok(m, "nodes/1/params/value/data.npy", npy, nl, &len);
 	free(npy);
 	assert_memory_equal(m->base + 779, "\x0a\x01\x00\x00\x00\x04\x00\x00\x00", 9);
-	tsm_same_outside(m->base, m->size, out, len, 780, 8 + 16, 12 + 16);
+	tsame_outside(m->base, m->size, out, len, 780, 8 + 16, 12 + 16);
 	assert_memory_equal(out + 779, "\x0a\x02\x00\x00\x00\x02\x00\x00\x00\x02\x00\x00\x00", 13);
 	struct mfs_model *m2 = topen_mem(out, len, "c.tsm", NULL, 0);
 	tcheck(m2, "nodes/1/params/value/shape", "2 2\n");
@@ -392,7 +392,7 @@ static void test_npy(void **state)
 	npy = make_npy("<i2", "(3,)", s, 6, &nl);
 	out = write_ok(m, "nodes/1/params/value/data.npy", npy, nl, &len);
 	free(npy);
-	tsm_same_outside(m->base, m->size, out, len, 779, 9 + 16, 9 + 6);
+	tsame_outside(m->base, m->size, out, len, 779, 9 + 16, 9 + 6);
 	assert_int_equal(out[779], 3);  /* INT16 */
 	m2 = topen_mem(out, len, "c.tsm", NULL, 0);
 	tcheck(m2, "nodes/1/params/value/dtype", "int16\n");
@@ -406,12 +406,12 @@ static void test_npy(void **state)
 	npy = make_npy("<i8", "()", &seven, 8, &nl);
 	out = write_ok(m, "nodes/2/params/padding_value/data.npy", npy, nl, &len);
 	free(npy);
-	tsm_same_outside(m->base, m->size, out, len, 1019, 8, 8);
+	tsame_outside(m->base, m->size, out, len, 1019, 8, 8);
 	free(out);
 	npy = make_npy("<i8", "(1,)", &seven, 8, &nl);
 	out = write_ok(m, "nodes/2/params/padding_value/data.npy", npy, nl, &len);
 	free(npy);
-	tsm_same_outside(m->base, m->size, out, len, 1015, 4 + 8, 4 + 4 + 8);
+	tsame_outside(m->base, m->size, out, len, 1015, 4 + 8, 4 + 4 + 8);
 	m2 = topen_mem(out, len, "c.tsm", NULL, 0);
 	tcheck(m2, "nodes/2/params/padding_value/shape", "1\n");
 	tclose(m2);
@@ -448,7 +448,7 @@ static void test_packed_field(void **state)
 	uint8_t *out = write_ok(m, "nodes/1/params/mixed/2/data.npy", npy, nl, &len);
 	free(npy);
 	/* mixed/2: dims [2] at 543, data at 547 */
-	tsm_same_outside(m->base, m->size, out, len, 543, 4 + 16, 4 + 24);
+	tsame_outside(m->base, m->size, out, len, 543, 4 + 16, 4 + 24);
 	struct mfs_model *m2 = topen_mem(out, len, "p.tsm", NULL, 0);
 	tcheck(m2, "nodes/1/params/mixed/2/values.txt", "1\n2\n3\n");
 	tcheck(m2, "nodes/1/params/mixed/1/values.txt", "asdf\n");
@@ -458,7 +458,7 @@ static void test_packed_field(void **state)
 	free(out);
 
 	out = write_str(m, "nodes/1/params/cell_anchors/1/values.txt", "1 2 3 4\n", &len);
-	tsm_same_outside(m->base, m->size, out, len, 442, 16, 16);
+	tsame_outside(m->base, m->size, out, len, 442, 16, 16);
 	free(out);
 	tclose(m);
 }
@@ -489,11 +489,11 @@ static void test_duplicates_complex32(void **state)
 	struct mfs_model *m = topen_mem(t.b, t.n, "d.tsm", NULL, 0);
 	size_t len;
 	uint8_t *out = write_str(m, "nodes/0/params/w~1/values.txt", "9\n", &len);
-	tsm_same_outside(m->base, m->size, out, len, second, 4, 4);
+	tsame_outside(m->base, m->size, out, len, second, 4, 4);
 	assert_memory_equal(out + second, "\x09\x00\x00\x00", 4);
 	free(out);
 	out = write_str(m, "nodes/0/params/c/values.txt", "0.5-2j\n", &len);
-	tsm_same_outside(m->base, m->size, out, len, c32, 4, 4);
+	tsame_outside(m->base, m->size, out, len, c32, 4, 4);
 	assert_memory_equal(out + c32, "\x00\x38\x00\xc0", 4);
 	struct mfs_model *m2 = topen_mem(out, len, "d.tsm", NULL, 0);
 	tcheck(m2, "nodes/0/params/c/values.txt", "0.5-2j\n");

@@ -7,17 +7,7 @@
 
 void tb_bytes(struct tb *t, const void *p, size_t n)
 {
-	if (t->n + n > t->cap) {
-		size_t nc = t->cap ? t->cap : 256;
-		while (nc < t->n + n)
-			nc *= 2;
-		t->b = realloc(t->b, nc);
-		assert_non_null(t->b);
-		t->cap = nc;
-	}
-	if (n)
-		memcpy(t->b + t->n, p, n);
-	t->n += n;
+	tappend(&t->b, &t->n, &t->cap, p, n);
 }
 
 void tb_u8(struct tb *t, uint8_t v)
@@ -112,35 +102,3 @@ size_t tsm_reencode_all(struct mfs_model *m)
 	return m->ntensors;
 }
 
-void tsm_same_outside(const uint8_t *old, size_t old_size, const uint8_t *new_,
-		      size_t new_size, size_t off, size_t old_len, size_t new_len)
-{
-	assert_true(off + old_len <= old_size);
-	assert_int_equal(new_size, old_size - old_len + new_len);
-	assert_memory_equal(old, new_, off);
-	assert_memory_equal(old + off + old_len, new_ + off + new_len, old_size - off - old_len);
-}
-
-size_t tsm_rewrite_all(struct mfs_model *m)
-{
-	size_t n = 0;
-	for (mfs_id id = 0; id < m->nnodes; id++) {
-		const struct mfs_node *nd = &m->nodes[id];
-		if (nd->kind != MFS_K_FILE || !(nd->flags & MFS_NF_WRITABLE))
-			continue;
-		char path[512];
-		assert_true(mfs_node_path(m, id, path, sizeof(path)) > 0);
-		size_t len;
-		char *content = tread(m, path, &len);
-		uint8_t *out = NULL;
-		size_t outlen = 0;
-		struct mfs_err err = {0};
-		int r = twrite(m, path, content, len, &out, &outlen, &err);
-		if (r != 1)
-			fail_msg("%s %s: writing its own content gave %d (%s)", m->name, path, r,
-				 err.msg);
-		free(content);
-		n++;
-	}
-	return n;
-}
