@@ -175,19 +175,7 @@ static int put_data(const struct mfs_tensor *t, const struct mfs_edit *e, uint64
 	uint8_t *d = mfs_patch_alloc(p, t->off, old, nelem * t->esize);
 	if (!d)
 		return mfs_error(err, ENOMEM, "out of memory");
-	uint64_t next = 0;
-	for (size_t i = 0; i < e->nruns; i++) {
-		const struct mfs_run *r = &e->runs[i];
-		if (r->first != next || r->count > nelem - next)
-			return mfs_error(err, EINVAL, "internal error: a reshape must give every element");
-		if (r->count)
-			memcpy(d + next * t->esize, r->bytes, (size_t)(r->count * t->esize));
-		next += r->count;
-	}
-	if (next != nelem)
-		return mfs_error(err, EINVAL, "internal error: a reshape gave %" PRIu64 " of %"
-				 PRIu64 " elements", next, nelem);
-	return 0;
+	return mfs_reshape_fill(d, e, nelem, t->esize, err);
 }
 
 /* A new shape: the tensor's bytes, its "shape", and the "data_offsets" of
