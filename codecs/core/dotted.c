@@ -135,7 +135,8 @@ static bool grow_slots(struct mfs_dotted *d)
 static void remember(struct mfs_dotted *d, mfs_id parent, uint32_t kind, const char *s,
 		     size_t n, mfs_id id)
 {
-	if (id == MFS_NONE || !grow_slots(d) || !reserve(d, &d->pool, &d->pcap, d->plen, n))
+	/* One spare byte: the pool exists even when every component is empty. */
+	if (id == MFS_NONE || !grow_slots(d) || !reserve(d, &d->pool, &d->pcap, d->plen, n + 1))
 		return;
 	uint64_t h = key_hash(parent, kind, s, n);
 	struct slot *e = find(d, parent, kind, s, n, h);
@@ -219,7 +220,7 @@ static mfs_id walk(struct mfs_dotted *d, const char *name, size_t len, const cha
 /* Add bytes to the index text. */
 static void index_put(struct mfs_dotted *d, const char *s, size_t n)
 {
-	if (!reserve(d, &d->index, &d->icap, d->ilen, n))
+	if (!n || !reserve(d, &d->index, &d->icap, d->ilen, n))
 		return;
 	memcpy(d->index + d->ilen, s, n);
 	d->ilen += n;

@@ -271,6 +271,10 @@ static void tensor_of(const struct entry *e, const struct st_tensor *st, uint64_
 	uint64_t n = 1;
 	for (uint32_t k = 0; k < e->ndim; k++)
 		n *= e->dims[k];  /* checked by check_layout */
+	if (!n && !bytes) {
+		t->esize = 1;
+		return;
+	}
 	if (n && bytes % n == 0 && bytes / n >= 1 && bytes / n <= 64) {
 		t->esize = (uint32_t)(bytes / n);
 		return;
