@@ -94,4 +94,9 @@ void mfs_patch_read(const struct mfs_patch *p, const uint8_t *base, uint64_t bas
 int mfs_patch_raw_runs(struct mfs_patch *p, const struct mfs_tensor *t,
 		       const struct mfs_edit *e, struct mfs_err *err);
 
+/* For a reshape (e->reshape): the runs of e, which give every element in
+ * order, copied to d (nelem * esize bytes). 0, or -EINVAL when they do not. */
+int mfs_reshape_fill(uint8_t *d, const struct mfs_edit *e, uint64_t nelem, uint32_t esize,
+		     struct mfs_err *err);
+
 #endif

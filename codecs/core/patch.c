@@ -236,3 +236,21 @@ int mfs_patch_raw_runs(struct mfs_patch *p, const struct mfs_tensor *t,
 	}
 	return 0;
 }
+
+int mfs_reshape_fill(uint8_t *d, const struct mfs_edit *e, uint64_t nelem, uint32_t esize,
+		     struct mfs_err *err)
+{
+	uint64_t next = 0;
+	for (size_t i = 0; i < e->nruns; i++) {
+		const struct mfs_run *r = &e->runs[i];
+		if (r->first != next || r->count > nelem - next)
+			return mfs_error(err, EINVAL, "internal error: a reshape must give every element");
+		if (r->count)
+			memcpy(d + next * esize, r->bytes, (size_t)(r->count * esize));
+		next += r->count;
+	}
+	if (next != nelem)
+		return mfs_error(err, EINVAL, "internal error: a reshape gave %llu of %llu elements",
+				 (unsigned long long)next, (unsigned long long)nelem);
+	return 0;
+}

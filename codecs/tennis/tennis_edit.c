@@ -73,19 +73,7 @@ static int reshape(struct mfs_model *m, const struct mfs_tensor *t, const struct
 			       bytes);
 	if (!d)
 		return mfs_error(err, ENOMEM, "out of memory");
-	uint64_t next = 0;
-	for (size_t i = 0; i < e->nruns; i++) {
-		const struct mfs_run *r = &e->runs[i];
-		if (r->first != next || r->count > nelem - next)
-			return mfs_error(err, EINVAL, "internal error: a reshape must give every element");
-		if (r->count)
-			memcpy(d + next * esize, r->bytes, (size_t)(r->count * esize));
-		next += r->count;
-	}
-	if (next != nelem)
-		return mfs_error(err, EINVAL, "internal error: a reshape gave %llu of %llu elements",
-				 (unsigned long long)next, (unsigned long long)nelem);
-	return 0;
+	return mfs_reshape_fill(d, e, nelem, esize, err);
 }
 
 static int edit_tensor(struct mfs_model *m, const struct mfs_edit *e, struct mfs_patch *p,

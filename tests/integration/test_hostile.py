@@ -145,6 +145,10 @@ def surely_bid(name, data):
         return True
     if name.endswith((".psave", ".plearn")) and data.lstrip()[:1].isalpha() and b"(" in data[:40]:
         return True
+    # safetensors: a header length that fits, then a JSON object's start
+    if (len(data) >= 10 and data[8:10] in (b'{"', b"{}")
+            and 2 <= struct.unpack("<Q", data[:8])[0] <= len(data) - 8):
+        return True
     return data.startswith(b"MATRIX ") and name.endswith(".pmat")
 
 

@@ -1,0 +1,75 @@
+/* A sharded checkpoint's index, `<prefix>.safetensors.index.json`
+ * ({"metadata": {...}, "weight_map": {"<name>": "<shard file>"}}): shown
+ * as metadata/<key> (each value's JSON text, read-only) and tensors/ whose
+ * entries are relative links into the shards' model directories.
+ *
+ * Whether a shard exists or parses is not checked here (a codec does no
+ * I/O): the link of a tensor in a missing shard dangles. */
+#include <errno.h>
+#include <string.h>
+
+#include "dotted.h"
+#include "safetensors.h"
+
+static void add_metadata(struct mfs_model *m, const struct mfs_json *j, uint32_t node)
+{
+	mfs_id md = mfs_add_dir(m, MFS_ROOT, "metadata", 8);
+	if (node == MFS_JSON_NIL || j->v[node].type != MFS_JSON_OBJ)
+		return;
+	for (uint32_t c = j->v[node].first; c != MFS_JSON_NIL; c = j->v[c].next)
+		mfs_add_text(m, md, mfs_json_key(j, c), j->v[c].keylen,
+			     (const char *)m->base + j->v[c].at, j->v[c].span, 0);
+}
+
+/* A shard is a file beside the index: a name, not a path. */
+static bool plain_file_name(const char *s, size_t n)
+{
+	if (!n || (n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.'))
+		return false;
+	return !memchr(s, '/', n) && !memchr(s, '\0', n);
+}
+
+static int add_links(struct mfs_model *m, const struct mfs_json *j, uint32_t map)
+{
+	mfs_id td = mfs_add_dir(m, MFS_ROOT, "tensors", 7);
+	struct mfs_dotted *d = mfs_dotted_new(m, td, ".");
+	if (!d)
+		return -ENOMEM;
+	for (uint32_t c = j->v[map].first; c != MFS_JSON_NIL; c = j->v[c].next) {
+		char q[MFS_QUOTE_MAX];
+		bool str = j->v[c].type == MFS_JSON_STR;
+		const char *s = str ? mfs_json_text(j, c) : "";
+		size_t n = str ? j->v[c].textlen : 0;
+		if (!plain_file_name(s, n)) {
+			mfs_model_note(m, "weight_map %s: not the name of a shard file beside "
+				       "the index", mfs_quote(q, mfs_json_key(j, c), j->v[c].keylen));
+			continue;
+		}
+		char *shard = mfs_model_strdup(m, s, n);
+		if (shard)
+			mfs_dotted_add_link(d, mfs_json_key(j, c), j->v[c].keylen, shard);
+	}
+	mfs_dotted_finish(d, MFS_NONE);
+	return 0;
+}
+
+int mfs_st_open_index(struct mfs_model *m, struct mfs_err *err)
+{
+	struct mfs_json j;
+	int r = 0;
+	if (mfs_json_parse(&j, m->base, m->size) < 0) {
+		r = mfs_error(err, EINVAL, "the index is not valid JSON: %s", j.err);
+	} else {
+		uint32_t map = mfs_json_member(&j, 0, "weight_map");
+		if (j.v[0].type != MFS_JSON_OBJ || map == MFS_JSON_NIL ||
+		    j.v[map].type != MFS_JSON_OBJ) {
+			r = mfs_error(err, EINVAL, "the index has no \"weight_map\" object");
+		} else {
+			add_metadata(m, &j, mfs_json_member(&j, 0, "metadata"));
+			if (add_links(m, &j, map) < 0)
+				r = mfs_error(err, ENOMEM, "out of memory");
+		}
+	}
+	mfs_json_free(&j);
+	return r;
+}

@@ -1,0 +1,241 @@
+"""safetensors through a real mount: files written here exactly per the public
+format (struct + json, values from numpy), shown with ls, cat and numpy.load;
+edits with echo, sed -i, Python and numpy.save read back bit-exact from the
+source file by an independent reader (below); an unchanged write-back leaves
+the file byte-identical; bad edits and bad files are refused with an errors
+line and the source unchanged; a sharded checkpoint's index links resolve."""
+import errno
+import json
+import os
+import struct
+
+import numpy as np
+
+from harness import Mount, check, eq, run, settle, sha
+from formats import expect_refused
+
+ST_DTYPES = {"F32": "<f4", "F64": "<f8", "F16": "<f2", "I64": "<i8", "I32": "<i4",
+             "U8": "|u1", "I8": "|i1", "BOOL": "|b1", "U16": "<u2", "I16": "<i2"}
+
+
+def st_write(path, tensors, metadata=None, pad=True):
+    """tensors: name -> numpy array, or (dtype string, shape, raw bytes)."""
+    header, buf = {}, b""
+    if metadata is not None:
+        header["__metadata__"] = metadata
+    for name in sorted(tensors):
+        v = tensors[name]
+        if isinstance(v, tuple):
+            dt, shape, raw = v
+        else:
+            dt = [k for k, d in ST_DTYPES.items() if np.dtype(d) == v.dtype][0]
+            shape, raw = v.shape, v.tobytes()
+        header[name] = {"dtype": dt, "shape": list(shape),
+                        "data_offsets": [len(buf), len(buf) + len(raw)]}
+        buf += raw
+    text = json.dumps(header, separators=(",", ":"), sort_keys=True).encode()
+    if pad:
+        text += b" " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + buf)
+
+
+def st_read(path):
+    """An independent reader with the reference library's checks: returns
+    (metadata, {name: (dtype, shape, raw bytes)}, header bytes)."""
+    b = open(path, "rb").read()
+    n = struct.unpack("<Q", b[:8])[0]
+    check(n <= 100000000 and 8 + n <= len(b), "header length")
+    text = b[8:8 + n]
+    check(text[:1] == b"{", "header starts with {")
+    hdr = json.loads(text.decode("utf-8"))
+    meta = hdr.pop("__metadata__", None)
+    buf = b[8 + n:]
+    at, out = 0, {}
+    for name, e in sorted(hdr.items(), key=lambda kv: tuple(kv[1]["data_offsets"])):
+        s, t = e["data_offsets"]
+        eq(s, at, "offsets of " + name)
+        size = int(np.prod(e["shape"], dtype=np.int64)) * {"BF16": 2, "F8_E4M3": 1}.get(
+            e["dtype"], np.dtype(ST_DTYPES.get(e["dtype"], "|u1")).itemsize)
+        eq(t - s, size, "length of " + name)
+        out[name] = (e["dtype"], tuple(e["shape"]), buf[s:t])
+        at = t
+    eq(at, len(buf), "buffer covered")
+    return meta, out, text
+
+
+def values(path, name):
+    dt, shape, raw = st_read(path)[1][name]
+    return np.frombuffer(raw, dtype=ST_DTYPES[dt]).reshape(shape)
+
+
+W = np.array([[0.5, -1.25, 3.0], [0.1, 1e-45, -0.0]], dtype=np.float32)
+SAMPLE = {
+    "model.w": W,
+    "model.w.bias": np.array([1, -2, 3], dtype=np.int64),
+    "model.shape": np.array([7], dtype=np.uint8),
+    "flags": np.array([True, False]),
+    "d": np.array([np.inf, -np.inf, 2.5], dtype=np.float64),
+    "bf": ("BF16", (3,), struct.pack("<3H", 0x3F80, 0x7FC0, 0x0001)),
+    "f8": ("F8_E4M3", (2,), bytes([0x38, 0x7E])),
+}
+
+
+def mount_sample(pad=True):
+    m = Mount(["safetensors/tiny"])
+    st_write(m.s("model.safetensors"), SAMPLE, {"format": "pt", "note": "x"}, pad)
+    return m
+
+
+def test_read():
+    for pad in (True, False):
+        with mount_sample(pad) as m:
+            eq(sorted(os.listdir(m.m("model.safetensors"))),
+               ["header.json", "index", "metadata", "tensors"], "model dir")
+            eq(sorted(os.listdir(m.m("model.safetensors/tensors"))),
+               ["bf", "d", "f8", "flags", "model"], "tensors")
+            eq(sorted(os.listdir(m.m("model.safetensors/tensors/model"))),
+               ["shape~1", "w"], "escaped view name")
+            eq(sorted(os.listdir(m.m("model.safetensors/tensors/model/w"))),
+               ["bias", "data", "data.npy", "dtype", "shape", "values.txt"], "prefix collision")
+            eq(m.text("model.safetensors/tensors/model/w/values.txt"),
+               "0.5 -1.25 3\n0.1 1e-45 -0\n", "values.txt")
+            eq(m.text("model.safetensors/tensors/model/w/bias/values.txt"), "1\n-2\n3\n", "bias")
+            eq(m.text("model.safetensors/tensors/bf/values.txt"), "1\nnan\n9e-41\n", "bfloat16")
+            eq(m.text("model.safetensors/tensors/bf/dtype"), "bfloat16\n", "bf16 dtype")
+            eq(m.text("model.safetensors/tensors/f8/values.txt"), "1\n450\n", "float8")
+            eq(m.text("model.safetensors/tensors/f8/dtype"), "float8_e4m3fn\n", "f8 dtype")
+            eq(m.text("model.safetensors/tensors/d/values.txt"), "inf\n-inf\n2.5\n", "f64")
+            eq(m.text("model.safetensors/metadata/format"), "pt\n", "metadata")
+            a = np.load(m.m("model.safetensors/tensors/model/w/data.npy"))
+            eq(a.tobytes(), W.tobytes(), "data.npy")
+            a = np.load(m.m("model.safetensors/tensors/model/w/data.npy"), mmap_mode="r")
+            eq(a.shape, (2, 3), "mmap data.npy")
+            del a  # the mapping would keep the mount busy
+            eq(m.read("model.safetensors/header.json"), st_read(m.s("model.safetensors"))[2],
+               "header.json")
+            idx = m.text("model.safetensors/index").splitlines()
+            eq(len(idx), len(SAMPLE), "index lines")
+            check(any(l.startswith("model.w\tfloat32\t2 3\t") and l.endswith("\t24") for l in idx),
+                  "index line of model.w: %r" % idx)
+
+
+def test_edit_values():
+    with mount_sample() as m:
+        src = m.s("model.safetensors")
+        m.sh("echo '1 2 3\n4 5 6' > model.safetensors/tensors/model/w/values.txt")
+        eq(values(src, "model.w").tolist(), [[1, 2, 3], [4, 5, 6]], "echo")
+        m.sh("sed -i 's/^-2$/-20/' model.safetensors/tensors/model/w/bias/values.txt")
+        eq(values(src, "model.w.bias").tolist(), [1, -20, 3], "sed -i")
+        with open(m.m("model.safetensors/tensors/bf/values.txt"), "w") as f:
+            f.write("1.00390625\n-0\n3.39e38\n")
+        eq(st_read(src)[1]["bf"][2], struct.pack("<3H", 0x3F80, 0x8000, 0x7F7F), "bf16 rounding")
+        m.sh("printf '\\x40' | dd of=model.safetensors/tensors/f8/data bs=1 seek=1 conv=notrunc "
+             "status=none")
+        eq(st_read(src)[1]["f8"][2], bytes([0x38, 0x40]), "dd")
+        eq(m.text("model.safetensors/tensors/f8/values.txt"), "1\n2\n", "f8 after dd")
+
+
+def test_edit_metadata():
+    with mount_sample() as m:
+        src = m.s("model.safetensors")
+        size = os.path.getsize(src)
+        m.sh("echo np > model.safetensors/metadata/format")
+        meta, _, text = st_read(src)
+        eq(meta, {"format": "np", "note": "x"}, "metadata in place")
+        eq(os.path.getsize(src), size, "in place")
+        big = "a longer value, \u00e9 and \"quotes\" " * 4
+        with open(m.m("model.safetensors/metadata/note"), "w") as f:
+            f.write(big + "\n")
+        meta, tensors, text = st_read(src)
+        eq(meta, {"format": "np", "note": big}, "metadata grown")
+        eq(len(text) % 8, 0, "padded to 8")
+        eq(values(src, "model.w").tobytes(), W.tobytes(), "tensors kept")
+        eq(m.text("model.safetensors/metadata/note"), big + "\n", "read back")
+
+
+def test_unchanged_and_refused():
+    with mount_sample() as m:
+        src = m.s("model.safetensors")
+        before = sha(src)
+        for f in ["tensors/model/w/values.txt", "tensors/bf/values.txt", "metadata/format",
+                  "tensors/model/w/data.npy", "tensors/f8/data"]:
+            p = m.m("model.safetensors", f)
+            content = open(p, "rb").read()
+            with open(p, "wb") as g:
+                g.write(content)
+            eq(sha(src), before, "write-back of " + f)
+        for view, text, code in [("tensors/model/w/values.txt", b"1 2\n", errno.EINVAL),
+                                 ("tensors/bf/values.txt", b"1e39 1 1\n", errno.ERANGE),
+                                 ("tensors/f8/values.txt", b"500 1\n", errno.ERANGE),
+                                 ("metadata/format", b"\xff\n", errno.EINVAL)]:
+            expect_refused(m, "model.safetensors/" + view, text, src, code)
+        r = m.sh("echo x > model.safetensors/header.json", check=False)
+        check(r.returncode != 0, "header.json is read-only")
+        eq(sha(src), before, "source unchanged")
+
+
+def test_bad_files():
+    m = Mount([])
+    good = m.s("good.safetensors")
+    st_write(good, {"a": np.zeros(4, np.float32)})
+    b = bytearray(open(good, "rb").read())
+    cases = {"hole.safetensors": b + b"\0\0\0\0",
+             "short.safetensors": b[:-1],
+             "huge.safetensors": struct.pack("<Q", 100000001) + b[8:],
+             "json.safetensors": b[:8] + b"{\"a\":" + b" " * (len(b) - 13)}
+    for name, content in cases.items():
+        with open(m.s(name), "wb") as f:
+            f.write(content)
+    with m:
+        settle(m.mnt)
+        for name in cases:
+            check(os.path.isfile(m.m(name)), name + " passes through")
+            eq(m.read(name), cases[name], name + " content")
+            check(name in m.errors(), name + " errors line")
+        check(os.path.isdir(m.m("good.safetensors")), "good file")
+
+
+def test_reshape():
+    with mount_sample() as m:
+        src = m.s("model.safetensors")
+        new = np.arange(12, dtype=np.float32).reshape(4, 3)
+        np.save(m.m("model.safetensors/tensors/model/w/data.npy"), new)
+        eq(values(src, "model.w").tobytes(), new.tobytes(), "reshaped")
+        eq(values(src, "model.w").shape, (4, 3), "new shape")
+        eq(values(src, "model.w.bias").tolist(), [1, -2, 3], "later tensor kept")
+        eq(m.text("model.safetensors/tensors/model/w/shape"), "4 3\n", "shape view")
+
+
+def test_sharded():
+    with mount_sample() as m:
+        d = m.m("tiny/model.safetensors.index.json")
+        check(os.path.isdir(d), "index is a model directory")
+        eq(m.text("tiny/model.safetensors.index.json/metadata/total_size"), "78\n", "metadata")
+        link = os.path.join(d, "tensors/model/embed_tokens/weight")
+        check(os.path.islink(link), "tensor is a link")
+        eq(os.readlink(link),
+           "../../../../model-00001-of-00002.safetensors/tensors/model/embed_tokens/weight",
+           "link target")
+        eq(open(os.path.join(link, "values.txt")).read(),
+           "0 0.25 0.5\n0.75 1 1.25\n1.5 1.75 2\n2.25 2.5 2.75\n", "through the link")
+        n = 0
+        for root, dirs, files in os.walk(os.path.join(d, "tensors"), followlinks=False):
+            for e in dirs + files:
+                p = os.path.join(root, e)
+                if os.path.islink(p):
+                    check(os.path.isdir(os.path.realpath(p)), "link resolves: " + p)
+                    n += 1
+        eq(n, 6, "links")
+    # A missing shard: its tensors' links dangle, the others resolve.
+    m = Mount(["safetensors/tiny"])
+    os.unlink(m.s("tiny/model-00002-of-00002.safetensors"))
+    with m:
+        d = m.m("tiny/model.safetensors.index.json/tensors")
+        check(os.path.islink(os.path.join(d, "lm_head/weight")), "link of a missing shard")
+        check(not os.path.exists(os.path.join(d, "lm_head/weight")), "missing shard")
+        check(os.path.isdir(os.path.join(d, "model/embed_tokens/weight")), "present shard")
+
+
+run([test_read, test_edit_values, test_edit_metadata, test_unchanged_and_refused, test_bad_files,
+     test_reshape, test_sharded])
