@@ -7,11 +7,16 @@
  * name (shape, dtype, values.txt, data, data.npy, matrix.mtx) is escaped like a
  * duplicate (`shape~1`); an empty component is `%`.
  *
- * The builder also collects the `index` file: one line per tensor in the
- * order added, `<full name>\t<dtype>\t<shape>\t<offset or ->\t<length>\n`.
+ * The same name twice gives a second directory (`~1`). A link never holds
+ * children: a link and a directory of the same path (sharded `a.b` and
+ * `a.b.c`) are both kept, the later with `~1`.
  *
- * Building is O(total name length): each directory keeps a hash of its
- * children's components.
+ * The builder also collects the `index` file: one line per tensor in the
+ * order added, `<full name>\t<dtype>\t<shape>\t<offset or ->\t<length>\n`;
+ * a tab, newline or backslash in a name is written `\t`, `\n`, `\\`.
+ *
+ * Building is O(total name length): the builder hashes (directory, raw
+ * component) to the node made for it.
  */
 #ifndef MFS_DOTTED_H
 #define MFS_DOTTED_H

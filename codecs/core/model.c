@@ -174,9 +174,24 @@ mfs_id mfs_add_link(struct mfs_model *m, mfs_id parent, const char *name, size_t
 	return id;
 }
 
+mfs_id mfs_add_link_text(struct mfs_model *m, mfs_id parent, const char *name, size_t len,
+			 const char *target, size_t tlen)
+{
+	char *t = mfs_model_strdup(m, target, tlen);
+	if (!t)
+		return MFS_NONE;
+	mfs_id id = add_node(m, parent, name, len, MFS_K_LINK, MFS_V_NONE, MFS_NF_TEXTLINK);
+	if (id != MFS_NONE) {
+		m->nodes[id].u.tlink.node = MFS_NONE;
+		m->nodes[id].u.tlink.target = t;
+	}
+	return id;
+}
+
 void mfs_set_link(struct mfs_model *m, mfs_id link, mfs_id target)
 {
-	if (link < m->nnodes && m->nodes[link].kind == MFS_K_LINK)
+	if (link < m->nnodes && m->nodes[link].kind == MFS_K_LINK &&
+	    !(m->nodes[link].flags & MFS_NF_TEXTLINK))
 		m->nodes[link].u.link = target;
 }
 
@@ -347,6 +362,13 @@ int mfs_link_target(const struct mfs_model *m, mfs_id id, char *buf, size_t size
 {
 	if (id >= m->nnodes || m->nodes[id].kind != MFS_K_LINK)
 		return -EINVAL;
+	if (m->nodes[id].flags & MFS_NF_TEXTLINK) {
+		size_t tl = strlen(m->nodes[id].u.tlink.target);
+		if (tl + 1 > size)
+			return -ENAMETOOLONG;
+		memcpy(buf, m->nodes[id].u.tlink.target, tl + 1);
+		return (int)tl;
+	}
 	mfs_id from = m->nodes[id].parent, to = m->nodes[id].u.link;
 	if (to >= m->nnodes)
 		return -ENOENT;

@@ -41,6 +41,8 @@ enum mfs_view {
 
 /* Node flags */
 #define MFS_NF_WRITABLE 0x01u   /* the file accepts writes */
+#define MFS_NF_TEXTLINK 0x02u   /* a link whose target is text (u.tlink), leading
+				   out of the model (a sibling model's tensor) */
 
 struct mfs_node {
 	mfs_id parent;            /* MFS_NONE for the root */
@@ -55,6 +57,9 @@ struct mfs_node {
 		struct { const char *s; uint64_t len; } text;  /* V_TEXT: content, newline included */
 		struct { uint64_t off, len; } raw;             /* V_RAW: source range */
 		mfs_id link;                                   /* K_LINK: the target node */
+		/* K_LINK with MFS_NF_TEXTLINK: node is MFS_NONE (so u.link is
+		 * too), target the relative path shown by readlink */
+		struct { mfs_id node; const char *target; } tlink;
 		uint32_t tensor;      /* tensor directories and their views: index in tensors[] */
 		uint32_t frame;       /* V_CSV: index in frames[] */
 	} u;
@@ -168,6 +173,11 @@ mfs_id mfs_add_raw(struct mfs_model *m, mfs_id parent, const char *name, size_t 
 /* A relative symbolic link to another node (which may be added later). */
 mfs_id mfs_add_link(struct mfs_model *m, mfs_id parent, const char *name, size_t len,
 		    mfs_id target);
+/* A relative symbolic link whose target is the text target[0, tlen) (a
+ * path out of this model, into a sibling model directory): u.link is
+ * MFS_NONE and nothing inside the model follows it. */
+mfs_id mfs_add_link_text(struct mfs_model *m, mfs_id parent, const char *name, size_t len,
+			 const char *target, size_t tlen);
 /* Point a link at its target once the target exists (forward references). */
 void mfs_set_link(struct mfs_model *m, mfs_id link, mfs_id target);
 /* A tensor directory with its views (shape, dtype, values.txt, data,
@@ -200,7 +210,7 @@ mfs_id mfs_lookup(const struct mfs_model *m, mfs_id dir, const char *name);
 /* Path of a node from the model directory ("params/w/value"); "" for the
  * root. Returns the length, or -ENAMETOOLONG. */
 int mfs_node_path(const struct mfs_model *m, mfs_id id, char *buf, size_t size);
-/* Relative target text of a link node ("../nodes/3"). */
+/* Relative target text of a link node ("../nodes/3"), or its text target. */
 int mfs_link_target(const struct mfs_model *m, mfs_id id, char *buf, size_t size);
 /* Resolve a path relative to the model directory; MFS_NONE if absent. */
 mfs_id mfs_resolve(const struct mfs_model *m, const char *path);

@@ -111,7 +111,8 @@ static int index_model(struct mfs_model *m, struct mfs_err *err)
 		return r;
 	/* Links may point anywhere in the tree: check them once it is built. */
 	for (uint32_t i = 0; i < m->nnodes; i++)
-		if (m->nodes[i].kind == MFS_K_LINK && m->nodes[i].u.link >= m->nnodes)
+		if (m->nodes[i].kind == MFS_K_LINK && !(m->nodes[i].flags & MFS_NF_TEXTLINK) &&
+		    m->nodes[i].u.link >= m->nnodes)
 			return mfs_error(err, EINVAL, "link to a node that does not exist");
 	/* The building aid is not needed any more. */
 	free(m->impl->last);
