@@ -26,14 +26,16 @@ struct npz_cursor {
 	uint64_t in;       /* compressed bytes consumed */
 	uint32_t crc;      /* of the bytes produced */
 	uint64_t used;     /* clock of the last use, for eviction */
-	bool live;
 };
 
-static void cursor_end(struct npz_cursor *c)
+/* z_stream keeps a pointer to itself in its state: a cursor never moves
+ * once started (the table holds pointers). */
+static void cursor_free(struct npz_cursor *c)
 {
-	if (c->live)
-		inflateEnd(&c->zs);
-	c->live = false;
+	if (!c)
+		return;
+	inflateEnd(&c->zs);
+	free(c);
 }
 
 int npz_inflate_init(struct npz *z)
@@ -45,57 +47,67 @@ int npz_inflate_init(struct npz *z)
 void npz_inflate_free(struct npz *z)
 {
 	for (unsigned k = 0; z->cur && k < NCUR; k++)
-		cursor_end(&z->cur[k]);
+		cursor_free(z->cur[k]);
 	free(z->cur);
 	z->cur = NULL;
 }
 
-static int cursor_start(struct npz_cursor *c, uint32_t member, struct mfs_err *err)
+static struct npz_cursor *cursor_start(uint32_t member, struct mfs_err *err)
 {
-	memset(c, 0, sizeof(*c));
-	if (inflateInit2(&c->zs, -15) != Z_OK)
-		return mfs_error(err, ENOMEM, "out of memory (inflate)");
+	struct npz_cursor *c = calloc(1, sizeof(*c));
+	if (!c || inflateInit2(&c->zs, -15) != Z_OK) {
+		free(c);
+		mfs_error(err, ENOMEM, "out of memory (inflate)");
+		return NULL;
+	}
 	c->member = member;
-	c->live = true;
-	return 0;
+	return c;
 }
 
-/* Take the best cursor for member i at off out of the table (or a copy of
- * it), into *c. Under z->lock. Returns 1 when found, 0 when none fits. */
-static int take(struct npz *z, uint32_t i, uint64_t off, struct npz_cursor *c)
+/* The best cursor for member i at off, taken out of the table (or a copy of
+ * it when it must skip ahead), or NULL. Under z->lock. */
+static struct npz_cursor *take(struct npz *z, uint32_t i, uint64_t off)
 {
-	struct npz_cursor *best = NULL;
+	unsigned best = NCUR;
 	for (unsigned k = 0; k < NCUR; k++) {
-		struct npz_cursor *x = &z->cur[k];
-		if (x->live && x->member == i && x->pos <= off && (!best || x->pos > best->pos))
-			best = x;
+		struct npz_cursor *x = z->cur[k];
+		if (x && x->member == i && x->pos <= off &&
+		    (best == NCUR || x->pos > z->cur[best]->pos))
+			best = k;
 	}
-	if (!best)
-		return 0;
-	if (best->pos < off) {
-		*c = *best;
-		if (inflateCopy(&c->zs, &best->zs) == Z_OK)
-			return 1;
+	if (best == NCUR)
+		return NULL;
+	struct npz_cursor *b = z->cur[best];
+	if (b->pos < off) {
+		struct npz_cursor *c = malloc(sizeof(*c));
+		if (c) {
+			*c = *b;
+			if (inflateCopy(&c->zs, &b->zs) == Z_OK)
+				return c;
+			free(c);
+		}
 	}
-	*c = *best;
-	best->live = false;
-	return 1;
+	z->cur[best] = NULL;
+	return b;
 }
 
 /* Put c back, evicting the least recently used cursor if the table is full. */
 static void put_back(struct npz *z, struct npz_cursor *c)
 {
 	pthread_mutex_lock(&z->lock);
-	struct npz_cursor *slot = NULL;
-	for (unsigned k = 0; k < NCUR && !slot; k++)
-		if (!z->cur[k].live)
-			slot = &z->cur[k];
-	for (unsigned k = 0; k < NCUR && !slot; k++)
-		if (!slot || z->cur[k].used < slot->used)
-			slot = &z->cur[k];
-	cursor_end(slot);
+	unsigned slot = NCUR;
+	for (unsigned k = 0; k < NCUR && slot == NCUR; k++)
+		if (!z->cur[k])
+			slot = k;
+	if (slot == NCUR) {
+		slot = 0;
+		for (unsigned k = 1; k < NCUR; k++)
+			if (z->cur[k]->used < z->cur[slot]->used)
+				slot = k;
+	}
+	cursor_free(z->cur[slot]);
 	c->used = ++z->clock;
-	*slot = *c;
+	z->cur[slot] = c;
 	pthread_mutex_unlock(&z->lock);
 }
 
@@ -170,22 +182,21 @@ int npz_inflate_read(const struct mfs_model *m, uint32_t i, uint64_t off, uint64
 	const struct zip_member *zm = &z->zip.mem[i];
 	if (off > zm->usize || len > zm->usize - off)
 		return mfs_error(err, EIO, "internal error: read beyond the member");
-	struct npz_cursor c;
 	pthread_mutex_lock(&z->lock);
-	int found = take(z, i, off, &c);
+	struct npz_cursor *c = take(z, i, off);
 	pthread_mutex_unlock(&z->lock);
-	int r = found ? 0 : cursor_start(&c, i, err);
+	if (!c && !(c = cursor_start(i, err)))
+		return -ENOMEM;
+	int r = advance(m, zm, c, NULL, off - c->pos, err);
 	if (r == 0)
-		r = advance(m, zm, &c, NULL, off - c.pos, err);
-	if (r == 0)
-		r = advance(m, zm, &c, out, len, err);
-	if (r == 0 && c.pos == zm->usize)
-		r = check_end(m, zm, &c, err);
-	if (r < 0 || c.pos == zm->usize) {
-		cursor_end(&c);
+		r = advance(m, zm, c, out, len, err);
+	if (r == 0 && c->pos == zm->usize)
+		r = check_end(m, zm, c, err);
+	if (r < 0 || c->pos == zm->usize) {
+		cursor_free(c);
 		return r;
 	}
-	put_back(z, &c);
+	put_back(z, c);
 	return 0;
 }
 

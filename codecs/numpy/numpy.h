@@ -88,7 +88,7 @@ struct npz {
 	struct zip_archive zip;
 	struct npy_head *heads;     /* per member; dtype MFS_DT_INVALID: not a tensor */
 	pthread_mutex_t lock;       /* the inflate cursors */
-	struct npz_cursor *cur;     /* a few live inflate states (npz_inflate.c) */
+	struct npz_cursor **cur;    /* a few live inflate states (npz_inflate.c) */
 	unsigned ncur;
 	uint64_t clock;
 };
