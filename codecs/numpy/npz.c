@@ -13,6 +13,8 @@
 /* Fortran-order deflated members are read element by element in logical
  * order, each element a seek in the stream: only small ones get values.txt. */
 #define FORTRAN_DEFLATED_MAX (1u << 20)
+/* Deflate expands at most 1032 times (a 258-byte match in under 2 bits). */
+#define DEFLATE_MAX_RATIO 1100u
 
 static bool npy_name(const struct zip_member *zm)
 {
@@ -67,6 +69,11 @@ static int add_member(struct mfs_model *m, struct mfs_dotted *d, uint32_t i,
 					 (unsigned long long)zm->local_off, (unsigned long long)zm->csize,
 					 (unsigned long long)zm->usize);
 		r = npy_parse(m->base + zm->data_off, zm->csize, h, err);
+	} else if (zm->usize / DEFLATE_MAX_RATIO > zm->csize) {
+		/* A zip bomb, or a lying size: nothing is inflated. */
+		r = mfs_error(err, EINVAL, "the deflated member at byte %llu declares %llu bytes from %llu, more than deflate can expand to",
+			      (unsigned long long)zm->local_off, (unsigned long long)zm->usize,
+			      (unsigned long long)zm->csize);
 	} else {
 		r = deflated_head(m, i, h, err);
 	}
