@@ -9,6 +9,7 @@ import errno
 import io
 import os
 import re
+import struct
 import subprocess
 import zipfile
 
@@ -228,6 +229,33 @@ def test_large_deflated():
         eq(error_lines(m), [], "error lines")
 
 
+def zip64_end(raw):
+    """The archive with a zip64 end record and locator, and an end record
+    whose fields say "see zip64" (as writers of huge archives do)."""
+    e = raw.rindex(b"PK\x05\x06")
+    count, cdsize, cdoff = struct.unpack("<HII", raw[e + 10:e + 20])
+    z64 = struct.pack("<IQHHIIQQQQ", 0x06064b50, 44, 45, 45, 0, 0, count, count, cdsize, cdoff)
+    loc = struct.pack("<IIQI", 0x07064b50, 0, e, 1)
+    end = struct.pack("<IHHHHIIH", 0x06054b50, 0, 0, 0xFFFF, 0xFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0)
+    return raw[:e] + z64 + loc + end
+
+
+def test_zip64_end():
+    with Mount([]) as m:
+        for name in ["stored.npz", "compressed.npz"]:
+            open(m.s(name), "wb").write(zip64_end(open(data("numpy/" + name), "rb").read()))
+            check_npz(m, name)
+            want = dict(np.load(m.s(name)))
+            want["scalar"] = np.array(-4, dtype=np.int32)
+            write_ok(os.path.join(tensor_path(m, name, "scalar"), "values.txt"), "-4\n")
+            check_npz(m, name, want)
+            want["weight"] = np.zeros((3,), dtype=np.float32)
+            np.save(os.path.join(tensor_path(m, name, "weight"), "data.npy"), want["weight"])
+            check_npz(m, name, want)
+            check(b"PK\x06\x06" in open(m.s(name), "rb").read()[-200:], "zip64 end kept in " + name)
+        eq(error_lines(m), [], "error lines")
+
+
 def corrupt_variants(raw):
     """(name, bytes) of broken archives."""
     eocd = raw.rindex(b"PK\x05\x06")
@@ -287,4 +315,4 @@ def test_corrupt():
 
 if __name__ == "__main__":
     run([test_npy_read, test_npz_read, test_npy_edit, test_npy_refused, test_npz_edit_stored,
-         test_npz_edit_compressed, test_large_deflated, test_corrupt])
+         test_npz_edit_compressed, test_large_deflated, test_zip64_end, test_corrupt])
