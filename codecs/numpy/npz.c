@@ -13,6 +13,11 @@
 /* Fortran-order deflated members are read element by element in logical
  * order, each element a seek in the stream: only small ones get values.txt. */
 #define FORTRAN_DEFLATED_MAX (1u << 20)
+/* Deflated members are inflated whole at open (CRC-32 and sizes checked, so
+ * a corrupt small archive is refused with an errors line rather than failing
+ * reads) up to this many uncompressed bytes per archive; the rest are
+ * checked when read through (EIO). */
+#define VERIFY_BUDGET (16u << 20)
 /* Deflate expands at most 1032 times (a 258-byte match in under 2 bits). */
 #define DEFLATE_MAX_RATIO 1100u
 
@@ -52,9 +57,26 @@ static int deflated_head(struct mfs_model *m, uint32_t i, struct npy_head *h,
 	return r;
 }
 
+/* Inflate member i whole, discarding it: its stream, sizes and CRC-32 are
+ * checked at its end (npz_inflate.c). */
+static int verify(struct mfs_model *m, uint32_t i, uint64_t usize, struct mfs_err *err)
+{
+	uint8_t buf[16384];
+	int r = 0;
+	for (uint64_t off = 0; off < usize && r == 0; off += sizeof(buf)) {
+		uint64_t n = usize - off < sizeof(buf) ? usize - off : sizeof(buf);
+		r = npz_inflate_read(m, i, off, n, buf, err);
+	}
+	if (r == -EIO && err) {
+		err->code = EINVAL;  /* found while indexing: the file does not parse */
+		r = -EINVAL;
+	}
+	return r;
+}
+
 /* Member i as a tensor, when it is a .npy of a dtype modelfs shows:
  * 1 added, 0 not a tensor (a file), or -errno. */
-static int add_member(struct mfs_model *m, struct mfs_dotted *d, uint32_t i,
+static int add_member(struct mfs_model *m, struct mfs_dotted *d, uint32_t i, uint64_t *budget,
 		      struct mfs_err *err)
 {
 	struct npz *z = m->priv;
@@ -76,6 +98,10 @@ static int add_member(struct mfs_model *m, struct mfs_dotted *d, uint32_t i,
 			      (unsigned long long)zm->csize);
 	} else {
 		r = deflated_head(m, i, h, err);
+		if (r == 0 && zm->usize <= *budget) {
+			*budget -= zm->usize;
+			r = verify(m, i, zm->usize, err);
+		}
 	}
 	if (r == -ENOTSUP) {
 		mfs_err_clear(err);
@@ -125,12 +151,13 @@ int npz_open(struct mfs_model *m, struct mfs_err *err)
 	if (!z->heads)
 		return mfs_error(err, ENOMEM, "out of memory");
 	mfs_id tensors = mfs_add_dir(m, MFS_ROOT, "tensors", 7), files = MFS_NONE;
+	uint64_t budget = VERIFY_BUDGET;
 	struct mfs_dotted *d = mfs_dotted_new(m, tensors, "./");
 	if (!d)
 		return mfs_error(err, ENOMEM, "out of memory");
 	for (uint32_t i = 0; i < z->zip.n && r >= 0; i++) {
 		const struct zip_member *zm = &z->zip.mem[i];
-		r = add_member(m, d, i, err);
+		r = add_member(m, d, i, &budget, err);
 		if (r != 0 || zm->method != 0 || (zm->flags & 1))
 			continue;  /* a tensor, an error, or no raw view to show */
 		if (files == MFS_NONE)

@@ -14,6 +14,7 @@ static const struct fuzz_target target = {
 	.names = names,
 	.nnames = sizeof(names) / sizeof(names[0]),
 	.sidecar = false,
+	.lazy = true,
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -224,15 +224,12 @@ static void test_npz_bad(void **state)
 	assert_int_equal(mfs_model_open_mem(&m, c, n, "x.npz", NULL, 0, NULL, &err), -EINVAL);
 	mfs_model_free(m);
 	m = NULL;
-	/* a wrong CRC: the open works, reading the member fails with EIO */
+	/* a wrong CRC: small archives are inflated whole at open */
 	memcpy(c, b, n);
 	mfs_put_le32(c + cd + 16, mfs_le32(c + cd + 16) ^ 1);
 	mfs_put_le32(c + mfs_le32(c + cd + 42) + 14, mfs_le32(c + cd + 16));
-	assert_int_equal(mfs_model_open_mem(&m, c, n, "x.npz", NULL, 0, NULL, &err), 0);
-	mfs_id id = mfs_resolve(m, "tensors/weight/data");
-	assert_int_not_equal(id, MFS_NONE);
-	uint8_t buf[80];
-	assert_int_equal(mfs_view_read(m, id, 0, sizeof(buf), buf, NULL, &err), -EIO);
+	assert_int_equal(mfs_model_open_mem(&m, c, n, "x.npz", NULL, 0, NULL, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "CRC-32"));
 	mfs_model_free(m);
 	free(c);
 	free(b);
