@@ -25,6 +25,9 @@ struct fuzz_target {
 	const char *const *names;
 	unsigned nnames;
 	bool sidecar;   /* split a sidecar off at FUZZ_SIDE_MARK */
+	/* Data is decoded only when read (compressed members): a view of data
+	 * that turns out corrupt may fail with EIO after a good open. */
+	bool lazy;
 };
 
 /* Run one input. Returns 0; a broken contract prints what and aborts. */

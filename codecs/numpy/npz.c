@@ -1,0 +1,182 @@
+/* .npz archives: each `.npy` member a tensor under tensors/ (its name
+ * without `.npy`, split at `.` and `/`), with `index`; other stored members
+ * as read-only files under files/. Stored members are raw storage at their
+ * data offset; deflated ones are read through npz_inflate.c. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bytes.h"
+#include "dotted.h"
+#include "numpy.h"
+
+/* Fortran-order deflated members are read element by element in logical
+ * order, each element a seek in the stream: only small ones get values.txt. */
+#define FORTRAN_DEFLATED_MAX (1u << 20)
+/* Deflated members are inflated whole at open (CRC-32 and sizes checked, so
+ * a corrupt small archive is refused with an errors line rather than failing
+ * reads) up to this many uncompressed bytes per archive; the rest are
+ * checked when read through (EIO). */
+#define VERIFY_BUDGET (16u << 20)
+/* Deflate expands at most 1032 times (a 258-byte match in under 2 bits). */
+#define DEFLATE_MAX_RATIO 1100u
+
+static bool npy_name(const struct zip_member *zm)
+{
+	return zm->name_len > 4 && !memcmp(zm->name + zm->name_len - 4, ".npy", 4);
+}
+
+/* The .npy header of a deflated member, inflated into a buffer. */
+static int deflated_head(struct mfs_model *m, uint32_t i, struct npy_head *h,
+			 struct mfs_err *err)
+{
+	const struct zip_member *zm = &((struct npz *)m->priv)->zip.mem[i];
+	uint8_t pre[12];
+	uint64_t n = zm->usize < 12 ? zm->usize : 12;
+	int r = npz_inflate_read(m, i, 0, n, pre, err);
+	if (r < 0)
+		return r;
+	if (n < 10 || memcmp(pre, "\x93NUMPY", 6) != 0)
+		return npy_parse(pre, n, h, err);
+	uint64_t hl = n;  /* npy_parse says what is wrong with a short one */
+	if (pre[6] == 1)
+		hl = 10 + (uint64_t)mfs_le16(pre + 8);
+	else if (n == 12)
+		hl = 12 + (uint64_t)mfs_le32(pre + 8);
+	if (hl > zm->usize)
+		hl = zm->usize;
+	if (hl > NPY_HEADER_MAX + 12)
+		hl = NPY_HEADER_MAX + 12;  /* npy_parse refuses it */
+	uint8_t *buf = malloc((size_t)hl);
+	if (!buf)
+		return mfs_error(err, ENOMEM, "out of memory");
+	r = npz_inflate_read(m, i, 0, hl, buf, err);
+	if (r == 0)
+		r = npy_parse(buf, hl, h, err);
+	free(buf);
+	return r;
+}
+
+/* Inflate member i whole, discarding it: its stream, sizes and CRC-32 are
+ * checked at its end (npz_inflate.c). */
+static int verify(struct mfs_model *m, uint32_t i, uint64_t usize, struct mfs_err *err)
+{
+	uint8_t buf[16384];
+	int r = 0;
+	for (uint64_t off = 0; off < usize && r == 0; off += sizeof(buf)) {
+		uint64_t n = usize - off < sizeof(buf) ? usize - off : sizeof(buf);
+		r = npz_inflate_read(m, i, off, n, buf, err);
+	}
+	if (r == -EIO && err) {
+		err->code = EINVAL;  /* found while indexing: the file does not parse */
+		r = -EINVAL;
+	}
+	return r;
+}
+
+/* Member i as a tensor, when it is a .npy of a dtype modelfs shows:
+ * 1 added, 0 not a tensor (a file), or -errno. */
+static int add_member(struct mfs_model *m, struct mfs_dotted *d, uint32_t i, uint64_t *budget,
+		      struct mfs_err *err)
+{
+	struct npz *z = m->priv;
+	const struct zip_member *zm = &z->zip.mem[i];
+	struct npy_head *h = &z->heads[i];
+	if (!npy_name(zm) || (zm->method != 0 && zm->method != 8) || (zm->flags & 1))
+		return 0;
+	int r;
+	if (zm->method == 0) {
+		if (zm->csize != zm->usize)
+			return mfs_error(err, EINVAL, "the stored member at byte %llu says %llu bytes compressed and %llu uncompressed",
+					 (unsigned long long)zm->local_off, (unsigned long long)zm->csize,
+					 (unsigned long long)zm->usize);
+		r = npy_parse(m->base + zm->data_off, zm->csize, h, err);
+	} else if (zm->usize / DEFLATE_MAX_RATIO > zm->csize) {
+		/* A zip bomb, or a lying size: nothing is inflated. */
+		r = mfs_error(err, EINVAL, "the deflated member at byte %llu declares %llu bytes from %llu, more than deflate can expand to",
+			      (unsigned long long)zm->local_off, (unsigned long long)zm->usize,
+			      (unsigned long long)zm->csize);
+	} else {
+		r = deflated_head(m, i, h, err);
+		if (r == 0 && zm->usize <= *budget) {
+			*budget -= zm->usize;
+			r = verify(m, i, zm->usize, err);
+		}
+	}
+	if (r == -ENOTSUP) {
+		mfs_err_clear(err);
+		h->dtype = MFS_DT_INVALID;
+		return 0;
+	}
+	if (r == 0 && (h->data_off > zm->usize || h->bytes != zm->usize - h->data_off))
+		r = mfs_error(err, EINVAL, "the .npy header says %llu bytes of data at byte %llu, the member has %llu bytes",
+			      (unsigned long long)h->bytes, (unsigned long long)h->data_off,
+			      (unsigned long long)zm->usize);
+	if (r < 0) {
+		char q[MFS_QUOTE_MAX];
+		mfs_error_prefix(err, "member %s", mfs_quote(q, zm->name, zm->name_len));
+		return r;
+	}
+	struct mfs_tensor t;
+	npy_tensor(h, zm->data_off + h->data_off, &t);
+	t.tag = i;
+	uint64_t off = t.off;
+	if (zm->flags & 8)
+		t.flags = 0;  /* a data descriptor would have to follow an edit */
+	if (zm->method == 8) {
+		t.ops = &npz_deflated_ops;
+		t.swap = 0;  /* deflated_read swaps */
+		t.off = 0;
+		off = UINT64_MAX;
+		if (t.order == MFS_COL_MAJOR && h->bytes > FORTRAN_DEFLATED_MAX)
+			t.flags |= MFS_TF_NODENSE;
+	}
+	mfs_dotted_add(d, zm->name, zm->name_len - 4, &t, off, h->bytes);
+	return 1;
+}
+
+int npz_open(struct mfs_model *m, struct mfs_err *err)
+{
+	struct npz *z = calloc(1, sizeof(*z));
+	if (!z)
+		return mfs_error(err, ENOMEM, "out of memory");
+	pthread_mutex_init(&z->lock, NULL);
+	m->priv = z;
+	if (npz_inflate_init(z) < 0)
+		return mfs_error(err, ENOMEM, "out of memory");
+	int r = zip_read(m->base, m->size, &z->zip, err);
+	if (r < 0)
+		return r;
+	z->heads = calloc(z->zip.n ? z->zip.n : 1, sizeof(*z->heads));
+	if (!z->heads)
+		return mfs_error(err, ENOMEM, "out of memory");
+	mfs_id tensors = mfs_add_dir(m, MFS_ROOT, "tensors", 7), files = MFS_NONE;
+	uint64_t budget = VERIFY_BUDGET;
+	struct mfs_dotted *d = mfs_dotted_new(m, tensors, "./");
+	if (!d)
+		return mfs_error(err, ENOMEM, "out of memory");
+	for (uint32_t i = 0; i < z->zip.n && r >= 0; i++) {
+		const struct zip_member *zm = &z->zip.mem[i];
+		r = add_member(m, d, i, &budget, err);
+		if (r != 0 || zm->method != 0 || (zm->flags & 1))
+			continue;  /* a tensor, an error, or no raw view to show */
+		if (files == MFS_NONE)
+			files = mfs_add_dir(m, MFS_ROOT, "files", 5);
+		mfs_add_raw(m, files, zm->name, zm->name_len, zm->data_off, zm->csize, 0);
+	}
+	mfs_dotted_finish(d, r < 0 ? MFS_NONE : MFS_ROOT);
+	return r < 0 ? r : 0;
+}
+
+void npz_close(struct mfs_model *m)
+{
+	struct npz *z = m->priv;
+	if (!z)
+		return;
+	npz_inflate_free(z);
+	pthread_mutex_destroy(&z->lock);
+	free(z->zip.mem);
+	free(z->heads);
+	free(z);
+	m->priv = NULL;
+}

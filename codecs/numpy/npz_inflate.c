@@ -1,0 +1,215 @@
+/* Reading deflated .npz members on demand, in bounded memory: a few inflate
+ * states (cursors) are kept per archive, each at some position of some
+ * member, so that sequential reads continue where the last one stopped and
+ * threads reading different parts each keep theirs. A read takes the
+ * nearest cursor at or before its offset out of the table (a copy of it
+ * when it must skip ahead, so that a reader behind keeps the original),
+ * inflates without the lock and puts it back; a fault in the source (a
+ * truncated file) then loses only that cursor. Inflation never goes past
+ * the member's declared compressed or uncompressed size, and the end of a
+ * member checks the stream's end, its sizes and its CRC-32. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "bytes.h"
+#include "numpy.h"
+
+#define NCUR 4u                 /* cursors kept per archive */
+#define SCRATCH 16384u          /* skipped bytes are inflated into this */
+
+struct npz_cursor {
+	z_stream zs;
+	uint32_t member;
+	uint64_t pos;      /* uncompressed bytes produced */
+	uint64_t in;       /* compressed bytes consumed */
+	uint32_t crc;      /* of the bytes produced */
+	uint64_t used;     /* clock of the last use, for eviction */
+};
+
+/* z_stream keeps a pointer to itself in its state: a cursor never moves
+ * once started (the table holds pointers). */
+static void cursor_free(struct npz_cursor *c)
+{
+	if (!c)
+		return;
+	inflateEnd(&c->zs);
+	free(c);
+}
+
+int npz_inflate_init(struct npz *z)
+{
+	z->cur = calloc(NCUR, sizeof(*z->cur));
+	return z->cur ? 0 : -ENOMEM;
+}
+
+void npz_inflate_free(struct npz *z)
+{
+	for (unsigned k = 0; z->cur && k < NCUR; k++)
+		cursor_free(z->cur[k]);
+	free(z->cur);
+	z->cur = NULL;
+}
+
+static struct npz_cursor *cursor_start(uint32_t member, struct mfs_err *err)
+{
+	struct npz_cursor *c = calloc(1, sizeof(*c));
+	if (!c || inflateInit2(&c->zs, -15) != Z_OK) {
+		free(c);
+		mfs_error(err, ENOMEM, "out of memory (inflate)");
+		return NULL;
+	}
+	c->member = member;
+	return c;
+}
+
+/* The best cursor for member i at off, taken out of the table (or a copy of
+ * it when it must skip ahead), or NULL. Under z->lock. */
+static struct npz_cursor *take(struct npz *z, uint32_t i, uint64_t off)
+{
+	unsigned best = NCUR;
+	for (unsigned k = 0; k < NCUR; k++) {
+		struct npz_cursor *x = z->cur[k];
+		if (x && x->member == i && x->pos <= off &&
+		    (best == NCUR || x->pos > z->cur[best]->pos))
+			best = k;
+	}
+	if (best == NCUR)
+		return NULL;
+	struct npz_cursor *b = z->cur[best];
+	if (b->pos < off) {
+		struct npz_cursor *c = malloc(sizeof(*c));
+		if (c) {
+			*c = *b;
+			if (inflateCopy(&c->zs, &b->zs) == Z_OK)
+				return c;
+			free(c);
+		}
+	}
+	z->cur[best] = NULL;
+	return b;
+}
+
+/* Put c back, evicting the least recently used cursor if the table is full. */
+static void put_back(struct npz *z, struct npz_cursor *c)
+{
+	pthread_mutex_lock(&z->lock);
+	unsigned slot = NCUR;
+	for (unsigned k = 0; k < NCUR && slot == NCUR; k++)
+		if (!z->cur[k])
+			slot = k;
+	if (slot == NCUR) {
+		slot = 0;
+		for (unsigned k = 1; k < NCUR; k++)
+			if (z->cur[k]->used < z->cur[slot]->used)
+				slot = k;
+	}
+	cursor_free(z->cur[slot]);
+	c->used = ++z->clock;
+	z->cur[slot] = c;
+	pthread_mutex_unlock(&z->lock);
+}
+
+/* The member is inflated whole: the stream must end here, with all its
+ * compressed bytes used and the CRC-32 of the central directory. */
+static int check_end(const struct mfs_model *m, const struct zip_member *zm,
+		     struct npz_cursor *c, struct mfs_err *err)
+{
+	uint8_t extra;
+	c->zs.next_in = (Bytef *)(m->base + zm->data_off + c->in);
+	c->zs.avail_in = (uInt)(zm->csize - c->in < UINT32_MAX ? zm->csize - c->in : UINT32_MAX);
+	c->zs.next_out = &extra;
+	c->zs.avail_out = 1;
+	int zr = inflate(&c->zs, Z_NO_FLUSH);
+	c->in += (uint64_t)(c->zs.next_in - (m->base + zm->data_off + c->in));
+	if (zr != Z_STREAM_END || c->zs.avail_out == 0)
+		return mfs_error(err, EIO, "the deflated member at byte %llu holds more than the %llu bytes its header declares",
+				 (unsigned long long)zm->data_off, (unsigned long long)zm->usize);
+	if (c->in != zm->csize)
+		return mfs_error(err, EIO, "the deflated member at byte %llu ends after %llu of its %llu bytes",
+				 (unsigned long long)zm->data_off, (unsigned long long)c->in,
+				 (unsigned long long)zm->csize);
+	if (c->crc != zm->crc)
+		return mfs_error(err, EIO, "the member at byte %llu has CRC-32 %08x, its header says %08x",
+				 (unsigned long long)zm->data_off, c->crc, zm->crc);
+	return 0;
+}
+
+/* Inflate len bytes into out (NULL: discard them) from cursor c. */
+static int advance(const struct mfs_model *m, const struct zip_member *zm, struct npz_cursor *c,
+		   uint8_t *out, uint64_t len, struct mfs_err *err)
+{
+	uint8_t scratch[SCRATCH];
+	while (len) {
+		uint64_t want = len;
+		uint8_t *dst = out;
+		if (!out && want > SCRATCH)
+			want = SCRATCH;
+		if (!out)
+			dst = scratch;
+		if (want > (1u << 30))
+			want = 1u << 30;
+		uint64_t left = zm->csize - c->in;
+		c->zs.next_in = (Bytef *)(m->base + zm->data_off + c->in);
+		c->zs.avail_in = (uInt)(left < (1u << 30) ? left : (1u << 30));
+		c->zs.next_out = dst;
+		c->zs.avail_out = (uInt)want;
+		int zr = inflate(&c->zs, Z_NO_FLUSH);
+		uint64_t got = want - c->zs.avail_out;
+		c->in += (uint64_t)(c->zs.next_in - (m->base + zm->data_off + c->in));
+		c->crc = (uint32_t)crc32(c->crc, dst, (uInt)got);
+		c->pos += got;
+		if (out)
+			out += got;
+		len -= got;
+		if (zr == Z_STREAM_END && len)
+			return mfs_error(err, EIO, "the deflated member at byte %llu ends after %llu bytes, its header declares %llu",
+					 (unsigned long long)zm->data_off, (unsigned long long)c->pos,
+					 (unsigned long long)zm->usize);
+		if (zr != Z_OK && zr != Z_STREAM_END && !(zr == Z_BUF_ERROR && got))
+			return mfs_error(err, EIO, "the deflated member at byte %llu is corrupt after %llu bytes%s%s",
+					 (unsigned long long)zm->data_off, (unsigned long long)c->pos,
+					 c->zs.msg ? ": " : "", c->zs.msg ? c->zs.msg : "");
+	}
+	return 0;
+}
+
+int npz_inflate_read(const struct mfs_model *m, uint32_t i, uint64_t off, uint64_t len,
+		     uint8_t *out, struct mfs_err *err)
+{
+	struct npz *z = m->priv;
+	const struct zip_member *zm = &z->zip.mem[i];
+	if (off > zm->usize || len > zm->usize - off)
+		return mfs_error(err, EIO, "internal error: read beyond the member");
+	pthread_mutex_lock(&z->lock);
+	struct npz_cursor *c = take(z, i, off);
+	pthread_mutex_unlock(&z->lock);
+	if (!c && !(c = cursor_start(i, err)))
+		return -ENOMEM;
+	int r = advance(m, zm, c, NULL, off - c->pos, err);
+	if (r == 0)
+		r = advance(m, zm, c, out, len, err);
+	if (r == 0 && c->pos == zm->usize)
+		r = check_end(m, zm, c, err);
+	if (r < 0 || c->pos == zm->usize) {
+		cursor_free(c);
+		return r;
+	}
+	put_back(z, c);
+	return 0;
+}
+
+static int deflated_read(const struct mfs_model *m, const struct mfs_tensor *t, uint64_t first,
+			 uint64_t count, void *out, struct mfs_err *err)
+{
+	const struct npz *z = m->priv;
+	const struct npy_head *h = &z->heads[t->tag];
+	int r = npz_inflate_read(m, (uint32_t)t->tag, h->data_off + first * t->esize,
+				 count * t->esize, out, err);
+	if (r == 0 && h->swap)
+		mfs_swap_elems(out, count * t->esize / h->swap, h->swap);
+	return r;
+}
+
+const struct mfs_tensor_ops npz_deflated_ops = {.read = deflated_read};

@@ -1,0 +1,165 @@
+/* NumPy .npy files (and, through npz.c, .npz archives): recognising them,
+ * indexing a .npy as one tensor directory plus `header`, and its edits:
+ * values patched in place, a new shape written as a new header and array.
+ * LAYOUT.md "NumPy". */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bytes.h"
+#include "numpy.h"
+
+static bool ends_with(const char *name, const char *suffix)
+{
+	size_t n = strlen(name), k = strlen(suffix);
+	return n >= k && strcmp(name + n - k, suffix) == 0;
+}
+
+static bool is_zip(const uint8_t *head, size_t n, const char *name)
+{
+	/* A zip is claimed by its extension too: PyTorch checkpoints and
+	 * many other formats are zips. An empty archive starts with its end
+	 * record. */
+	return n >= 4 && ends_with(name, ".npz") &&
+	       (!memcmp(head, "PK\x03\x04", 4) || !memcmp(head, "PK\x05\x06", 4));
+}
+
+static int numpy_bid(const uint8_t *head, size_t n, uint64_t size, const char *name)
+{
+	(void)size;
+	if (n >= 8 && !memcmp(head, "\x93NUMPY", 6) && head[6] >= 1 && head[6] <= 3 && !head[7])
+		return 64 + (ends_with(name, ".npy") ? 8 : 0);
+	if (is_zip(head, n, name))
+		return 40;
+	return 0;
+}
+
+/* The tensor of an array described by h at offset off of the source. */
+void npy_tensor(const struct npy_head *h, uint64_t off, struct mfs_tensor *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->dtype = h->dtype;
+	t->order = h->fortran && h->ndim > 1 ? MFS_COL_MAJOR : MFS_ROW_MAJOR;
+	t->swap = h->swap;
+	t->flags = MFS_TF_WRITABLE | MFS_TF_RESHAPE;
+	t->ndim = h->ndim;
+	t->dims = h->dims;
+	t->off = off;
+}
+
+static int npy_open(struct mfs_model *m, struct mfs_err *err)
+{
+	struct npy_head *h = mfs_model_alloc(m, sizeof(*h));
+	if (!h)
+		return mfs_error(err, ENOMEM, "out of memory");
+	int r = npy_parse(m->base, m->size, h, err);
+	if (r < 0)
+		return r;
+	if (h->data_off > m->size || h->bytes > m->size - h->data_off)
+		return mfs_error(err, EINVAL, "truncated: the .npy header says %llu bytes of data at byte %llu, the file has %llu",
+				 (unsigned long long)h->bytes, (unsigned long long)h->data_off,
+				 (unsigned long long)m->size);
+	m->priv = h;
+	struct mfs_tensor t;
+	npy_tensor(h, h->data_off, &t);
+	mfs_attach_tensor(m, MFS_ROOT, &t);
+	mfs_add_text(m, MFS_ROOT, "header", 6, (const char *)m->base + h->dict_off, h->dict_len, 0);
+	return 0;
+}
+
+static int numpy_open(struct mfs_model *m, struct mfs_err *err)
+{
+	if (m->size >= 6 && !memcmp(m->base, "\x93NUMPY", 6))
+		return npy_open(m, err);
+	return npz_open(m, err);
+}
+
+static void numpy_close(struct mfs_model *m)
+{
+	if (m->size >= 6 && !memcmp(m->base, "\x93NUMPY", 6))
+		return;  /* the head is in the model's arena */
+	npz_close(m);
+}
+
+/* A new array for the whole of t: header and data of shape e->dims, in t's
+ * byte order and storage order, the source's version kept where it can
+ * hold the header. Returns the bytes (kept by p) and their length. */
+int npy_rewrite(struct mfs_patch *p, const struct npy_head *h, const struct mfs_tensor *t,
+		const struct mfs_edit *e, uint8_t **out, uint64_t *len, struct mfs_err *err)
+{
+	if (e->dtype != t->dtype)
+		return mfs_error(err, EINVAL, "the dtype cannot change (%s, got %s)",
+				 mfs_dtype_info(t->dtype)->name, mfs_dtype_info(e->dtype)->name);
+	if (e->ndim > NPY_MAX_DIMS)
+		return mfs_error(err, EINVAL, "%u dimensions: at most %u are supported", e->ndim,
+				 NPY_MAX_DIMS);
+	uint64_t n = 1, bytes;
+	for (uint32_t i = 0; i < e->ndim; i++)
+		if (!mfs_mul_ok(n, e->dims[i], &n))
+			return mfs_error(err, EINVAL, "the new shape overflows 64 bits");
+	if (!mfs_mul_ok(n, t->esize, &bytes) || bytes > SIZE_MAX / 2)
+		return mfs_error(err, EFBIG, "%llu elements are too many", (unsigned long long)n);
+	uint8_t head[1024];
+	uint8_t major = h->major;
+	size_t hl = npy_write_header(major, t->dtype, h->bigendian, t->order == MFS_COL_MAJOR,
+				     e->ndim, e->dims, head, sizeof(head));
+	if (!hl)
+		return mfs_error(err, EINVAL, "the new shape does not fit in a .npy header");
+	uint8_t *d = mfs_patch_keep(p, hl + bytes + 1);
+	if (!d)
+		return mfs_error(err, ENOMEM, "out of memory");
+	memcpy(d, head, hl);
+	uint64_t next = 0;
+	for (size_t i = 0; i < e->nruns; i++) {
+		const struct mfs_run *r = &e->runs[i];
+		if (r->first != next || r->count > n - next)
+			return mfs_error(err, EINVAL, "internal error: a reshape must give every element");
+		memcpy(d + hl + next * t->esize, r->bytes, (size_t)(r->count * t->esize));
+		next += r->count;
+	}
+	if (next != n)
+		return mfs_error(err, EINVAL, "internal error: a reshape gave %llu of %llu elements",
+				 (unsigned long long)next, (unsigned long long)n);
+	if (h->swap)
+		mfs_swap_elems(d + hl, bytes / h->swap, h->swap);
+	*out = d;
+	*len = hl + bytes;
+	return 0;
+}
+
+static int npy_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_patch *p,
+		    struct mfs_err *err)
+{
+	const struct npy_head *h = m->priv;
+	if (e->kind != MFS_E_TENSOR || e->tensor >= m->ntensors)
+		return mfs_error(err, EACCES, "read-only");
+	const struct mfs_tensor *t = &m->tensors[e->tensor];
+	if (!e->reshape)
+		return mfs_patch_raw_runs(p, t, e, err);
+	uint64_t len;
+	uint8_t *d;
+	int r = npy_rewrite(p, h, t, e, &d, &len, err);
+	if (r < 0)
+		return r;
+	/* Bytes after the array (NumPy ignores them) stay after it. */
+	if (mfs_patch_ref(p, 0, h->data_off + h->bytes, d, len) < 0)
+		return mfs_error(err, ENOMEM, "out of memory");
+	return 0;
+}
+
+static int numpy_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_patch *p,
+		      struct mfs_err *err)
+{
+	if (m->size >= 6 && !memcmp(m->base, "\x93NUMPY", 6))
+		return npy_edit(m, e, p, err);
+	return npz_edit(m, e, p, err);
+}
+
+const struct mfs_codec mfs_codec_numpy = {
+	.name = "numpy",
+	.sidecar = NULL,
+	.bid = numpy_bid,
+	.open = numpy_open,
+	.close = numpy_close,
+	.edit = numpy_edit,
+};

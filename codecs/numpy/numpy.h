@@ -1,0 +1,110 @@
+/* NumPy codec, private parts shared by its files: the .npy header
+ * (numpy_header.c), .npy files (numpy.c), .npz archives (npz_zip.c reads the
+ * zip structure, npz.c builds the tree, npz_inflate.c reads compressed
+ * members, npz_edit.c writes). The layouts are in FORMATS.md "NumPy". */
+#ifndef MFS_NUMPY_H
+#define MFS_NUMPY_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "codec.h"
+
+#define NPY_MAX_DIMS 32u           /* NumPy's limit */
+#define NPY_HEADER_MAX (1u << 20)  /* longest header accepted (NumPy's reader: 10000) */
+
+/* A parsed .npy header. */
+struct npy_head {
+	uint8_t major;          /* 1, 2 or 3 */
+	uint8_t dtype;          /* enum mfs_dtype */
+	uint8_t swap;           /* 0, or the unit size of a big-endian element */
+	bool bigendian;         /* descr starts with '>' */
+	bool fortran;
+	uint32_t ndim;
+	uint64_t dims[NPY_MAX_DIMS];
+	uint64_t nelem, bytes;  /* element count and byte length of the array */
+	uint32_t dict_off, dict_len;  /* the dict literal `{...}` in the header */
+	uint64_t data_off;      /* where the array starts (after the padding) */
+};
+
+/* Parse the header at buf[0, len) (len may be less than the whole file: the
+ * header must be inside it). 0; -ENOTSUP for a dtype modelfs does not show
+ * (strings, structured, object, datetime, long double): pass through;
+ * -EINVAL with a message for a malformed header. */
+int npy_parse(const uint8_t *buf, uint64_t len, struct npy_head *h, struct mfs_err *err);
+
+/* A .npy header as numpy.save writes it (version major, padded so that the
+ * data starts at a multiple of 64) for an array of dtype dt, big-endian or
+ * not, of the given shape. Returns its length, or 0 when it does not fit
+ * out[0, size) or version 1's 16-bit length (then use version 2). */
+size_t npy_write_header(uint8_t major, enum mfs_dtype dt, bool bigendian, bool fortran,
+			uint32_t ndim, const uint64_t *dims, uint8_t *out, size_t size);
+
+/* The tensor of an array described by h whose elements start at off. */
+void npy_tensor(const struct npy_head *h, uint64_t off, struct mfs_tensor *t);
+/* A whole new array for tensor t of a .npy described by h after reshape
+ * edit e: header (h's version and byte order) and elements, kept by p. */
+int npy_rewrite(struct mfs_patch *p, const struct npy_head *h, const struct mfs_tensor *t,
+		const struct mfs_edit *e, uint8_t **out, uint64_t *len, struct mfs_err *err);
+
+/* ---- .npz ---------------------------------------------------------------- */
+
+/* One member of a zip archive, from its central directory entry and its
+ * local header (both checked against the file). */
+struct zip_member {
+	const char *name;       /* raw name (not NUL-terminated), in the source */
+	uint32_t name_len;
+	uint16_t method;        /* 0 stored, 8 deflated */
+	uint16_t flags;
+	uint32_t crc;
+	uint64_t csize, usize;
+	uint64_t cd_off;        /* its central directory entry */
+	uint64_t local_off;     /* its local header */
+	uint64_t data_off;      /* its (compressed) data */
+	/* Where the sizes are written: 0 = the 32-bit fields, else the
+	 * offset of the 8-byte value in a zip64 extra field. */
+	uint64_t cd_usize_at, cd_csize_at, cd_off_at;
+	uint64_t lh_usize_at, lh_csize_at;
+};
+
+struct zip_archive {
+	struct zip_member *mem;
+	uint32_t n;
+	uint64_t cd_off, cd_size;
+	uint64_t eocd_off;      /* the end of central directory record */
+	uint64_t z64_off;       /* zip64 end record, or UINT64_MAX */
+	uint64_t z64loc_off;    /* zip64 locator, or UINT64_MAX */
+};
+
+/* Read the central directory and local headers of the zip at base[0, size).
+ * a->mem is malloc'd. 0, or -EINVAL with a message. */
+int zip_read(const uint8_t *base, uint64_t size, struct zip_archive *a, struct mfs_err *err);
+
+struct npz_cursor;
+
+/* The state of an open .npz (m->priv). */
+struct npz {
+	struct zip_archive zip;
+	struct npy_head *heads;     /* per member; dtype MFS_DT_INVALID: not a tensor */
+	pthread_mutex_t lock;       /* the inflate cursors */
+	struct npz_cursor **cur;    /* a few live inflate states (npz_inflate.c) */
+	unsigned ncur;
+	uint64_t clock;
+};
+
+int npz_open(struct mfs_model *m, struct mfs_err *err);
+void npz_close(struct mfs_model *m);
+int npz_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_patch *p,
+	     struct mfs_err *err);
+
+/* Bytes [off, off + len) of member i's uncompressed content, inflated from
+ * the nearest cursor. 0, or -EIO with a message (corrupt data, CRC, size). */
+int npz_inflate_read(const struct mfs_model *m, uint32_t i, uint64_t off, uint64_t len,
+		     uint8_t *out, struct mfs_err *err);
+/* The cursor table of z (npz_inflate_init: 0 or -ENOMEM), and freeing it. */
+int npz_inflate_init(struct npz *z);
+void npz_inflate_free(struct npz *z);
+extern const struct mfs_tensor_ops npz_deflated_ops;
+
+#endif
