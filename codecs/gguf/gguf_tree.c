@@ -128,9 +128,9 @@ static int opaque_read(const struct mfs_model *m, const struct mfs_tensor *t, ui
 static const struct mfs_tensor_ops dq_ops = {.read = dq_read};
 static const struct mfs_tensor_ops opaque_ops = {.read = opaque_read};
 
-/* Elements [first, first + count) of a quantized tensor, dequantized a block
- * at a time: whole blocks straight into out, the edges through a bounce
- * buffer. */
+/* Elements [first, first + count) of a quantized tensor, dequantized up to
+ * 4096 values at a time into an aligned buffer (out may have any alignment)
+ * and copied out from the first element asked for. */
 static int dq_read(const struct mfs_model *m, const struct mfs_tensor *t, uint64_t first,
 		   uint64_t count, void *out, struct mfs_err *err)
 {
@@ -139,25 +139,21 @@ static int dq_read(const struct mfs_model *m, const struct mfs_tensor *t, uint64
 	const struct gguf_tinfo *ti = &f->ti[t->tag];
 	const struct ggml_type_info *ty = mfs_ggml_type(ti->type);
 	const uint8_t *src = m->base + f->data + ti->rel;
-	float *o = out, tmp[256];
-	uint64_t b = first / ty->blck, end = first + count;
+	float tmp[4096];
+	uint8_t *o = out;
+	uint64_t end = first + count, per = sizeof(tmp) / sizeof(tmp[0]) / ty->blck;
 	while (first < end) {
-		uint64_t bs = b * ty->blck, skip = first - bs, n = ty->blck - skip;
+		uint64_t b = first / ty->blck, skip = first - b * ty->blck;
+		uint64_t nb = (end - first + skip + ty->blck - 1) / ty->blck;
+		if (nb > per)
+			nb = per;
+		ty->dequant(src + b * ty->bytes, tmp, nb);
+		uint64_t n = nb * ty->blck - skip;
 		if (n > end - first)
 			n = end - first;
-		if (skip == 0 && n == ty->blck) {
-			uint64_t whole = (end - first) / ty->blck;
-			ty->dequant(src + b * ty->bytes, o, whole);
-			o += whole * ty->blck;
-			first += whole * ty->blck;
-			b += whole;
-			continue;
-		}
-		ty->dequant(src + b * ty->bytes, tmp, 1);
 		memcpy(o, tmp + skip, (size_t)n * sizeof(float));
-		o += n;
+		o += n * sizeof(float);
 		first += n;
-		b++;
 	}
 	return 0;
 }

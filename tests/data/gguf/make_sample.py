@@ -59,6 +59,17 @@ def main():
     ]
     gw.write(os.path.join(HERE, "tiny_llama.gguf"), kvs, tensors)
 
+    # Version 2, alignment 64, the other dequantized types and the plain ones.
+    kvs2 = [("general.architecture", "str", "test"), ("general.name", "str", "v2"),
+            ("general.file_type", "u32", 7)]
+    tensors2 = [(f"t.{gw.GGML[ty][0]}", ty, [gw.GGML[ty][1], 2], blocks(rng, ty, 2))
+                for ty in (3, 6, 7, 10, 11, 13)]
+    tensors2 += [("plain.bf16", 30, [4, 2], rng.randbytes(16)),
+                 ("plain.f64", 28, [3], f32([1.5, -2.0, 0.25, 8.0, 0.1, 3.0])),
+                 ("plain.i8", 24, [5], rng.randbytes(5)), ("plain.i16", 25, [2], rng.randbytes(4)),
+                 ("plain.i32", 26, [2], rng.randbytes(8)), ("plain.i64", 27, [1], rng.randbytes(8))]
+    gw.write(os.path.join(HERE, "v2_align64.gguf"), kvs2, tensors2, alignment=64, version=2)
+
 
 if __name__ == "__main__":
     main()
