@@ -16,6 +16,7 @@
 #include "bytes.h"
 #include "dotted.h"
 #include "model_impl.h"
+#include "view.h"
 
 enum { KEY_DIR = 0, KEY_LINK = 1 };
 
@@ -249,8 +250,7 @@ static void index_line(struct mfs_dotted *d, const char *name, size_t len,
 	char buf[64];
 	index_name(d, name, len);
 	index_put(d, "\t", 1);
-	const char *dt = t->dtype == MFS_DT_OPAQUE && t->tname ? t->tname
-				: mfs_dtype_info((enum mfs_dtype)t->dtype)->name;
+	const char *dt = mfs_tensor_dtype_name(t);
 	index_put(d, dt, strlen(dt));
 	index_put(d, "\t", 1);
 	for (uint32_t i = 0; i < t->ndim; i++) {

@@ -77,6 +77,9 @@ enum mfs_order { MFS_ROW_MAJOR = 0, MFS_COL_MAJOR = 1 };
 #define MFS_TF_NODATA   0x10u  /* no `data` view (storage is not one dense block) */
 #define MFS_TF_NODENSE  0x20u  /* no dense views either (values.txt, data.npy): a
 				  sparse tensor too large to show densely */
+#define MFS_TF_TNAME    0x40u  /* `dtype` shows tname, the format's own element type,
+				  whose values the views show as dtype (GGUF's q4_k
+				  blocks shown as float32: values.txt, data.npy) */
 
 struct mfs_model;
 struct mfs_tensor;

@@ -16,11 +16,14 @@ mutations), a 1k-node graph and 1000 wide parameters instead of 10k and
 import glob
 import os
 import random
+import shutil
 import struct
 import subprocess
 import sys
+import tempfile
 import time
 
+import gguf_write as gw
 from harness import DATA, Mount, check, eq, run
 
 VALGRIND = os.environ.get("MFS_VALGRIND") == "1"
@@ -93,6 +96,26 @@ def crafted():
     yield "empty.tsm", b""
     yield "empty.dbdf", b""
     yield "empty.psave", b""
+    yield from crafted_gguf()
+
+
+def crafted_gguf():
+    """GGUF files: counts beyond the file, arrays nested past the limit,
+    hostile tensor names (valid file), a big-endian header."""
+    head = b"GGUF" + struct.pack("<IQQ", 3, 0, 2 ** 62)
+    yield "huge_kv.gguf", head + b"\0" * 64
+    arr = b"".join(struct.pack("<IQ", 9, 1) for _ in range(100)) + struct.pack("<IQ", 0, 0)
+    yield "deep.gguf", (b"GGUF" + struct.pack("<IQQ", 3, 0, 1) + struct.pack("<Q", 1) + b"k"
+                        + struct.pack("<I", 9) + arr)
+    yield "huge_array.gguf", (b"GGUF" + struct.pack("<IQQ", 3, 0, 1) + struct.pack("<Q", 1) + b"k"
+                              + struct.pack("<IIQ", 9, 8, 2 ** 60) + b"\0" * 32)
+    path = os.path.join(tempfile.mkdtemp(prefix="mfs-gguf-"), "names.gguf")
+    names = ["a/b", "..", "", "a..b", ".lead", "trail.", "x.shape", "y" * 300, "a/b", "nul\0"]
+    gw.write(path, [("general.name", "str", b"\xff")],
+             [(n, 0, [1], struct.pack("<f", i)) for i, n in enumerate(names)])
+    yield "names.gguf", open(path, "rb").read()
+    shutil.rmtree(os.path.dirname(path))
+    yield "bigendian.gguf", b"GGUF" + struct.pack(">IQQ", 3, 0, 0)
 
 
 def mutations(rng):
@@ -147,7 +170,8 @@ def surely_bid(name, data):
         return True
     # safetensors: a header length that fits, then a JSON object's start
     if (len(data) >= 10 and data[8:10] in (b'{"', b"{}")
-            and 2 <= struct.unpack("<Q", data[:8])[0] <= len(data) - 8):
+            and 2 <= struct.unpack("<Q", data[:8])[0] <= len(data) - 8) \
+            or data[:4] == b"GGUF":
         return True
     return data.startswith(b"MATRIX ") and name.endswith(".pmat")
 
@@ -227,6 +251,7 @@ def test_hostile_files():
         check(os.path.isdir(m.m("graph%dk.tsm" % (GRAPH // 1000), "nodes", str(GRAPH - 1))),
               "%d-node graph" % GRAPH)
         check(os.path.islink(m.m("cycle.psave", "x")), "pointer cycle as a link")
+        check(os.path.isdir(m.m("names.gguf", "tensors", "a%2Fb")), "gguf names escaped")
         print("hostile files: %d (%d shown as models, %d passed through, %d of them not models); "
               "walk %s in %.1f s" % (len(made), shown, passed, silent, r.stdout.strip(), took))
         check(m.proc.poll() is None, "the daemon died")

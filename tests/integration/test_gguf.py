@@ -1,0 +1,275 @@
+"""GGUF through a real mount: the tree of files written per the public
+specification (tests/data/gguf and files written here), metadata and tensors
+against the spec-based reader gguf_write.py, dequantized q8_0 and q4_0
+values against numpy formulas, and edits with echo, sed -i, dd and numpy,
+checked by reading the source back (tensor bytes identical, data section
+aligned) and by an independent reader, the npm package @huggingface/gguf
+(tests/integration/gguf_reader, installed with npm ci from its lock file
+into the build directory; that part is skipped only when node is missing)."""
+import errno
+import hashlib
+import json
+import os
+import shutil
+import struct
+import subprocess
+
+import numpy as np
+
+import gguf_write as gw
+from harness import Mount, check, eq, run, settle, sha
+
+SAMPLES = ["gguf/tiny_llama.gguf", "gguf/v2_align64.gguf"]
+READER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gguf_reader")
+
+
+def reader_dir():
+    """node_modules of gguf_reader, installed once per lock file in the
+    build directory; None when node or npm is missing."""
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        print("note: node/npm missing: @huggingface/gguf checks skipped")
+        return None
+    lock = open(os.path.join(READER, "package-lock.json"), "rb").read()
+    build = os.path.dirname(os.path.dirname(os.path.abspath(os.environ.get(
+        "MFS_BIN", "build/fs/modelfs"))))
+    d = os.path.join(build, "gguf_reader-" + hashlib.sha256(lock).hexdigest()[:12])
+    if not os.path.isdir(os.path.join(d, "node_modules", "@huggingface", "gguf")):
+        tmp = d + ".tmp%d" % os.getpid()
+        os.makedirs(tmp)
+        for f in ("package.json", "package-lock.json", "read.mjs"):
+            shutil.copy(os.path.join(READER, f), tmp)
+        subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=tmp, check=True,
+                       capture_output=True)
+        try:
+            os.rename(tmp, d)
+        except OSError:
+            shutil.rmtree(tmp)  # another run installed it meanwhile
+    shutil.copy(os.path.join(READER, "read.mjs"), d)
+    return d
+
+
+NODE = None
+
+
+def js_value(vt, v):
+    """A value of gguf_write.read as @huggingface/gguf gives it in JSON."""
+    if isinstance(vt, tuple):
+        return [js_value(vt[1], x) for x in v]
+    if vt == "str":
+        return v.decode()
+    if vt in ("u64", "i64"):
+        return str(v)
+    return v
+
+
+def independent_check(path):
+    """@huggingface/gguf agrees with gguf_write.read on metadata and tensor
+    infos of path."""
+    if NODE is None:
+        return
+    out = subprocess.run(["node", os.path.join(NODE, "read.mjs"), path], cwd=NODE,
+                         check=True, capture_output=True, text=True).stdout
+    js = json.loads(out)
+    ref = gw.read(path)
+    eq(js["metadata"]["version"], ref["version"], "version")
+    for key, vt, v in ref["kvs"]:
+        got = js["metadata"][key]
+        want = js_value(vt, v)
+        if isinstance(want, float):
+            check(got == want or (got != got and want != want), "%s: %r != %r" % (key, got, want))
+        else:
+            eq(got, want, key)
+    eq(len(js["tensors"]), len(ref["tensors"]), "tensor count")
+    for t, (name, ty, ne, off, _) in zip(js["tensors"], ref["tensors"]):
+        eq((t["name"], t["shape"], t["dtype"], t["offset"]),
+           (name, [str(d) for d in ne], ty, str(off)), "tensor " + name)
+    eq(int(js["data"]), ref["data"], "data offset")
+
+
+def every_type_file(path, align):
+    """Metadata of every value type and a tensor of every ggml type."""
+    rng = np.random.default_rng(align)
+    kvs = [("general.name", "str", "every \"type\"\nfile"),
+           ("u8", "u8", 7), ("i8", "i8", -7), ("u16", "u16", 700), ("i16", "i16", -700),
+           ("u32", "u32", 70000), ("i32", "i32", -70000), ("f32", "f32", 1.5),
+           ("b", "bool", False), ("u64", "u64", 2**40), ("i64", "i64", -2**40),
+           ("f64", "f64", 2.5), ("arr.u8", ("array", "u8"), [1, 2, 3]),
+           ("arr.str", ("array", "str"), ["x", "y\nz"]),
+           ("arr.arr", ("array", ("array", "str")), [["a"], ["b", "c"]])]
+    tensors = []
+    for ty, (name, blck, size) in sorted(gw.GGML.items()):
+        raw = bytearray(rng.integers(0, 256, 2 * size, dtype=np.uint8).tobytes())
+        for i in range(1, len(raw), 2):
+            raw[i] &= 0x3B  # halves stay small and finite
+        tensors.append(("t." + name, ty, [blck, 2], bytes(raw)))
+    gw.write(path, kvs, tensors, alignment=align)
+
+
+def tree_and_metadata():
+    with Mount(SAMPLES) as m:
+        d = m.m("tiny_llama.gguf")
+        check(os.path.isdir(d), "tiny_llama.gguf is a directory")
+        eq(sorted(os.listdir(d)), ["alignment", "index", "metadata", "tensors", "version"])
+        eq(m.text("tiny_llama.gguf", "version"), "3\n")
+        eq(m.text("v2_align64.gguf", "version"), "2\n")
+        eq(m.text("v2_align64.gguf", "alignment"), "64\n")
+        ref = gw.read(m.s("tiny_llama.gguf"))
+        eq(os.listdir(os.path.join(d, "metadata")), [k for k, _, _ in ref["kvs"]], "file order")
+        eq(m.text("tiny_llama.gguf", "metadata", "general.name"), "Tiny \"quoted\"\nmodel\n")
+        eq(m.text("tiny_llama.gguf", "metadata", "test.bool"), "true\n")
+        eq(m.text("tiny_llama.gguf", "metadata", "test.u64"), "18446744073709551615\n")
+        toks = m.text("tiny_llama.gguf", "metadata", "tokenizer.ggml.tokens").splitlines()
+        eq([json.loads(t) for t in toks], ["<s>", "</s>", "\n", "\"q\"", "a\\b", "é"])
+        sc = np.loadtxt(m.m("tiny_llama.gguf", "metadata", "tokenizer.ggml.scores", "values.txt"))
+        eq(list(sc), [0.0, -1.0, -2.0, -3.0, -4.0, -5.0])
+        eq(m.text("tiny_llama.gguf", "metadata", "test.nested", "1", "values.txt"), "3\n")
+        index = m.text("tiny_llama.gguf", "index").splitlines()
+        for line, (name, ty, ne, off, raw) in zip(index, ref["tensors"]):
+            f = line.split("\t")
+            eq(f, [name, gw.GGML[ty][0], " ".join(str(x) for x in reversed(ne)),
+                   str(ref["data"] + off), str(len(raw))], "index line")
+            t = os.path.join(d, "tensors", *name.split("."))
+            eq(open(os.path.join(t, "shape")).read(), " ".join(map(str, reversed(ne))) + "\n")
+            eq(open(os.path.join(t, "data"), "rb").read(), raw, "data of " + name)
+        m.sh("ls -R tiny_llama.gguf v2_align64.gguf > /dev/null")
+
+
+def dequantized_values():
+    with Mount(SAMPLES) as m:
+        ref = {t[0]: t for t in gw.read(m.s("tiny_llama.gguf"))["tensors"]}
+        raw = ref["blk.0.attn_q.weight"][4]
+        b = np.frombuffer(raw, dtype=np.uint8).reshape(-1, 34)
+        d = b[:, :2].copy().view("<f2").astype(np.float32)
+        q8 = (b[:, 2:].view(np.int8).astype(np.float32) * d).reshape(2, 64)
+        a = np.load(m.m("tiny_llama.gguf", "tensors", "blk", "0", "attn_q", "weight", "data.npy"))
+        eq(a.dtype, np.float32)
+        check(np.array_equal(a, q8), "q8_0 values")
+        txt = np.loadtxt(m.m("tiny_llama.gguf", "tensors", "blk", "0", "attn_q", "weight",
+                             "values.txt"), dtype=np.float32)
+        check(np.array_equal(txt, q8), "q8_0 values.txt")
+        raw = ref["blk.0.ffn_gate.weight"][4]
+        b = np.frombuffer(raw, dtype=np.uint8).reshape(-1, 18)
+        d = b[:, :2].copy().view("<f2").astype(np.float32)
+        qs = b[:, 2:]
+        q = np.concatenate([(qs & 15).astype(np.float32) - 8, (qs >> 4).astype(np.float32) - 8], 1)
+        a = np.load(m.m("tiny_llama.gguf", "tensors", "blk", "0", "ffn_gate", "weight", "data.npy"),
+                    mmap_mode="r")
+        check(np.array_equal(a, (q * d).reshape(2, 32)), "q4_0 values")
+        del a  # its mapping would keep the mount busy
+        for v in ("values.txt", "data.npy"):
+            p = m.m("tiny_llama.gguf", "tensors", "blk", "0", "ffn_gate", "weight", v)
+            check(not os.access(p, os.W_OK) or os.stat(p).st_mode & 0o222 == 0, v + " read-only")
+        eq(m.text("tiny_llama.gguf", "tensors", "output", "weight", "dtype"), "iq2_xxs\n")
+        check(not os.path.exists(m.m("tiny_llama.gguf", "tensors", "output", "weight",
+                                     "values.txt")), "no values for iq2_xxs")
+
+
+def every_type_and_alignment():
+    with Mount([]) as m:
+        for align in (32, 64):
+            every_type_file(m.s("all%d.gguf" % align), align)
+        for align in (32, 64):
+            name = "all%d.gguf" % align
+            settle(m.m(name))
+            ref = gw.read(m.s(name))
+            eq(ref["data"] % align, 0)
+            for tname, ty, ne, off, raw in ref["tensors"]:
+                t = m.m(name, "tensors", *tname.split("."))
+                eq(open(os.path.join(t, "dtype")).read(), gw.GGML[ty][0] + "\n")
+                eq(open(os.path.join(t, "data"), "rb").read(), raw)
+            eq(m.text(name, "metadata", "arr.arr", "1"), "\"b\"\n\"c\"\n")
+            eq(m.text(name, "metadata", "b"), "false\n")
+            independent_check(m.s(name))
+        eq(m.errors(), "")
+
+
+def edits():
+    with Mount(SAMPLES) as m:
+        src = m.s("tiny_llama.gguf")
+        before = gw.read(src)
+        size0 = os.path.getsize(src)
+        # unchanged write-back: byte-identical
+        h = sha(src)
+        m.sh("cat tiny_llama.gguf/metadata/general.name > /tmp/gguf-name.$$ && "
+             "cat /tmp/gguf-name.$$ > tiny_llama.gguf/metadata/general.name; rm -f /tmp/gguf-name.$$")
+        eq(sha(src), h, "unchanged write-back")
+        # a scalar in place
+        m.sh("echo 4096 > tiny_llama.gguf/metadata/llama.context_length")
+        eq(os.path.getsize(src), size0)
+        eq(dict((k, v) for k, _, v in gw.read(src)["kvs"])["llama.context_length"], 4096)
+        # a string of another length: the file is rewritten, tensors kept
+        m.sh("echo 'My Model' > tiny_llama.gguf/metadata/general.name")
+        eq(m.text("tiny_llama.gguf", "metadata", "general.name"), "My Model\n")
+        after = gw.read(src)
+        eq(dict((k, v) for k, _, v in after["kvs"])["general.name"], b"My Model")
+        eq(after["data"] % after["alignment"], 0)
+        eq([t[4] for t in after["tensors"]], [t[4] for t in before["tensors"]], "tensor bytes")
+        independent_check(src)
+        m.sh("echo 'A much longer model name that moves the whole data section along' "
+             "> tiny_llama.gguf/metadata/general.name")
+        after = gw.read(src)
+        eq([t[4] for t in after["tensors"]], [t[4] for t in before["tensors"]], "tensor bytes")
+        independent_check(src)
+        # tokens with sed -i
+        m.sh("sed -i 's/<s>/<bos>/' tiny_llama.gguf/metadata/tokenizer.ggml.tokens")
+        toks = dict((k, v) for k, _, v in gw.read(src)["kvs"])["tokenizer.ggml.tokens"]
+        eq(toks[0], b"<bos>")
+        independent_check(src)
+        # a numeric array with numpy (new length)
+        np.save(m.m("tiny_llama.gguf", "metadata", "tokenizer.ggml.scores", "data.npy"),
+                np.arange(7, dtype=np.float32))
+        sc = dict((k, v) for k, _, v in gw.read(src)["kvs"])["tokenizer.ggml.scores"]
+        eq(sc, [float(i) for i in range(7)])
+        independent_check(src)
+        # quantized blocks with dd, same size
+        ref = gw.read(src)
+        q = [t for t in ref["tensors"] if t[0] == "blk.0.attn_q.weight"][0]
+        m.sh("printf '\\x00\\x3c' | dd of=tiny_llama.gguf/tensors/blk/0/attn_q/weight/data "
+             "bs=1 seek=34 conv=notrunc status=none")
+        q2 = [t for t in gw.read(src)["tensors"] if t[0] == "blk.0.attn_q.weight"][0]
+        eq(q2[4][:34] + q2[4][36:], q[4][:34] + q[4][36:])
+        eq(q2[4][34:36], b"\x00\x3c")
+        a = np.load(m.m("tiny_llama.gguf", "tensors", "blk", "0", "attn_q", "weight", "data.npy"))
+        eq(list(a[0, 32:34]), [float(np.int8(q[4][36])), float(np.int8(q[4][37]))], "d = 1")
+        # an f32 tensor with values.txt
+        p = m.m("tiny_llama.gguf", "tensors", "token_embd", "weight", "values.txt")
+        v = np.loadtxt(p, dtype=np.float32)
+        v[0, 0] = 0.5
+        np.savetxt(p, v, fmt="%.9g")
+        emb = [t for t in gw.read(src)["tensors"] if t[0] == "token_embd.weight"][0]
+        eq(struct.unpack_from("<f", emb[4])[0], 0.5)
+        independent_check(src)
+        # refused: read-only views, wrong sizes, bad values
+        # (a refusal at close is not seen by the shell's echo: the source and
+        # the errors file tell)
+        h = sha(src)
+        r = m.sh("echo 1 > tiny_llama.gguf/tensors/blk/0/attn_q/weight/values.txt", check=False)
+        check(r.returncode != 0, "quantized values.txt is read-only")
+        for path, text in (("metadata/test.u8", "300"), ("metadata/test.bool", "maybe"),
+                           ("tensors/blk/0/attn_q/weight/data", "short"),
+                           ("metadata/tokenizer.ggml.tokens", "not json")):
+            m.sh("echo '%s' > tiny_llama.gguf/%s" % (text, path), check=False)
+            check("tiny_llama.gguf/" + path + ":" in m.errors(), path + " refused: " + m.errors())
+        eq(sha(src), h, "refused edits leave the source unchanged")
+        m.sh("echo 64 > v2_align64.gguf/metadata/general.alignment", check=False)
+        eq(gw.read(m.s("v2_align64.gguf"))["alignment"], 64)
+
+
+def malformed():
+    with Mount(SAMPLES) as m:
+        b = open(m.s("tiny_llama.gguf"), "rb").read()
+        open(m.s("cut.gguf"), "wb").write(b[:700])
+        be = bytearray(b)
+        be[4:8] = struct.pack(">I", 3)
+        open(m.s("bigendian.gguf"), "wb").write(bytes(be))
+        for f in ("cut.gguf", "bigendian.gguf"):
+            settle(m.m(f))
+            check(os.path.isfile(m.m(f)), f + " passes through")
+            eq(open(m.m(f), "rb").read(), open(m.s(f), "rb").read())
+        errs = m.errors()
+        check("cut.gguf" in errs and "bigendian.gguf: big-endian" in errs, errs)
+
+
+if __name__ == "__main__":
+    NODE = reader_dir()
+    run([tree_and_metadata, dequantized_values, every_type_and_alignment, edits, malformed])
