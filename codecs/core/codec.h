@@ -13,6 +13,7 @@
 #ifndef MFS_CODEC_H
 #define MFS_CODEC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -46,6 +47,12 @@ struct mfs_codec {
 	 * hold with -EINVAL / -ERANGE and a message. */
 	int (*edit)(struct mfs_model *m, const struct mfs_edit *e, struct mfs_patch *p,
 		    struct mfs_err *err);
+
+	/* edit() takes same-shape tensor edits of raw-storage tensors whose runs
+	 * have no bytes but an e->gather (edit.h), as mfs_patch_raw_runs does.
+	 * Without it, an array written in the order opposite to storage has its
+	 * changed values copied into the patch. */
+	bool gathered_runs;
 };
 
 extern const struct mfs_codec *const mfs_codecs[];  /* NULL-terminated */

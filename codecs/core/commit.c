@@ -96,6 +96,22 @@ static int read_all(int fd, void *buf, size_t len, uint64_t off)
 	return 0;
 }
 
+/* The new data of span s to fd at off: in place, or gathered a chunk at a
+ * time through buf (COPY_CHUNK bytes). */
+static int write_span(int fd, const struct mfs_span *s, uint64_t off, uint8_t *buf)
+{
+	if (s->data || !s->dlen)
+		return write_all(fd, s->data, (size_t)s->dlen, off);
+	int r = 0;
+	for (uint64_t done = 0; done < s->dlen && r == 0;) {
+		size_t n = s->dlen - done < COPY_CHUNK ? (size_t)(s->dlen - done) : COPY_CHUNK;
+		mfs_span_bytes(s, done, n, buf);
+		r = write_all(fd, buf, n, off + done);
+		done += n;
+	}
+	return r;
+}
+
 /* Copy [off, off + len) of src to dst at doff: in-kernel when possible. */
 static int copy_range(int src, uint64_t off, int dst, uint64_t doff, uint64_t len, char *buf)
 {
@@ -220,8 +236,7 @@ static int fill_patched(int fd, void *arg, struct mfs_err *err)
 		if (r || i == p->n)
 			break;
 		const struct mfs_span *s = &p->spans[i];
-		if (s->dlen)
-			r = write_all(fd, s->data, (size_t)s->dlen, dst);
+		r = write_span(fd, s, dst, (uint8_t *)buf);
 		dst += s->dlen;
 		src = s->off + s->len;
 	}
@@ -279,15 +294,13 @@ static int jput_old(struct jout *j, const struct mfs_model *m, const struct mfs_
 }
 
 static int journal_write(int jfd, const char *name, const struct stat *st,
-			 const struct mfs_model *m, const struct mfs_patch *p, struct mfs_err *err)
+			 const struct mfs_model *m, const struct mfs_patch *p, uint8_t *buf,
+			 struct mfs_err *err)
 {
 	/* Header, then (offset, length, old bytes) per span, then a checksum
 	 * of everything before it and an end mark: a torn journal is ignored.
-	 * Written as it is made: the old bytes pass through one chunk. */
+	 * Written as it is made: the old bytes pass through buf, one chunk. */
 	size_t nl = strlen(name);
-	uint8_t *buf = malloc(COPY_CHUNK);
-	if (!buf)
-		return mfs_error(err, ENOMEM, "out of memory");
 	struct jout j = {jfd, 0, mfs_hash64_start(0x6a726e6c)};
 	uint8_t h[8 * 6], *o = h;
 	memcpy(o, JOURNAL_MAGIC, 8), o += 8;
@@ -306,7 +319,6 @@ static int journal_write(int jfd, const char *name, const struct stat *st,
 		if (r == 0)
 			r = jput_old(&j, m, &p->spans[i], buf);
 	}
-	free(buf);
 	if (r == 0) {
 		mfs_put_le64(h, mfs_hash64_end(j.hash));
 		memcpy(h + 8, JOURNAL_END, 8);
@@ -343,9 +355,11 @@ static int journal_create(int dirfd, const char *jn, struct mfs_err *err)
 	return mfs_error(err, EAGAIN, "cannot create the journal: it keeps being removed");
 }
 
-static int commit_inplace(int dirfd, const struct mfs_model *m, const struct mfs_patch *p,
-			  const struct stat *st, const struct mfs_commit_opts *o,
-			  struct mfs_err *err)
+/* commit_inplace with buf, a chunk of COPY_CHUNK bytes for the journal's
+ * old bytes and the gathered spans' new ones. */
+static int patch_journaled(int dirfd, const struct mfs_model *m, const struct mfs_patch *p,
+			   const struct stat *st, const struct mfs_commit_opts *o, uint8_t *buf,
+			   struct mfs_err *err)
 {
 	char jn[256];
 	journal_name(m->name, jn);
@@ -355,7 +369,7 @@ static int commit_inplace(int dirfd, const struct mfs_model *m, const struct mfs
 	int jfd = journal_create(dirfd, jn, err);
 	if (jfd < 0)
 		return jfd;
-	r = journal_write(jfd, m->name, st, m, p, err);
+	r = journal_write(jfd, m->name, st, m, p, buf, err);
 	if (r == 0 && !o->no_fsync && (fsync(jfd) < 0 || fsync(dirfd) < 0))
 		r = mfs_error(err, errno, "fsync of the journal: %s", strerror(errno));
 	if (r < 0) {
@@ -375,7 +389,7 @@ static int commit_inplace(int dirfd, const struct mfs_model *m, const struct mfs
 		return r;
 	}
 	for (size_t i = 0; i < p->n && r == 0; i++) {
-		int w = write_all(fd, p->spans[i].data, (size_t)p->spans[i].dlen, p->spans[i].off);
+		int w = write_span(fd, &p->spans[i], p->spans[i].off, buf);
 		if (w < 0)
 			r = mfs_error(err, -w, "write: %s", strerror(-w));
 	}
@@ -398,6 +412,18 @@ static int commit_inplace(int dirfd, const struct mfs_model *m, const struct mfs
 	if (!o->no_fsync && fsync(dirfd) < 0)
 		return mfs_error(err, errno, "fsync of the directory: %s", strerror(errno));
 	return 0;
+}
+
+static int commit_inplace(int dirfd, const struct mfs_model *m, const struct mfs_patch *p,
+			  const struct stat *st, const struct mfs_commit_opts *o,
+			  struct mfs_err *err)
+{
+	uint8_t *buf = malloc(COPY_CHUNK);
+	if (!buf)
+		return mfs_error(err, ENOMEM, "out of memory");
+	int r = patch_journaled(dirfd, m, p, st, o, buf, err);
+	free(buf);
+	return r;
 }
 
 int mfs_commit(int dirfd, const struct mfs_model *m, const struct mfs_patch *p,

@@ -14,12 +14,38 @@
 #include "error.h"
 #include "model.h"
 
+#define MFS_GATHER_MAX_DIMS 32
+
 /* Elements [first, first + count) get new values: count * esize bytes,
- * little-endian, in the tensor's storage order. */
+ * little-endian, in the tensor's storage order. bytes is NULL when the
+ * edit has a gather (below): the values are then gathered from it. */
 struct mfs_run {
 	uint64_t first, count;
 	const void *bytes;
 };
+
+/* New values held in the opposite order to the tensor's storage (a C-order
+ * .npy written to a column-major tensor, or a Fortran-order one to a
+ * row-major tensor): storage order is the row-major order of dims, and in
+ * holds the same elements in the row-major order of the reversed dims (the
+ * transpose of all axes). Gathered a block at a time where they are
+ * needed, so that no reordered copy of the whole array is made. in must
+ * outlive the patch. */
+struct mfs_gather {
+	const uint8_t *in;
+	unsigned esize;
+	uint32_t ndim;              /* >= 2 */
+	uint64_t dims[MFS_GATHER_MAX_DIMS];
+};
+
+/* g over in for storage order the row-major order of dims (reversed: of
+ * the reversed dims); ndim 2 to MFS_GATHER_MAX_DIMS. */
+void mfs_gather_init(struct mfs_gather *g, const void *in, unsigned esize, uint32_t ndim,
+		     const uint64_t *dims, bool reversed);
+/* Storage elements [first, first + n) of g, little-endian, into out. */
+void mfs_gather_elems(const struct mfs_gather *g, uint64_t first, uint64_t n, uint8_t *out);
+/* Bytes [off, off + len) of g's elements in storage order, into out. */
+void mfs_gather_bytes(const struct mfs_gather *g, uint64_t off, uint64_t len, uint8_t *out);
 
 enum mfs_edit_kind {
 	MFS_E_TEXT = 1,  /* a MFS_V_TEXT or MFS_V_RAW node gets new content */
@@ -45,13 +71,21 @@ struct mfs_edit {
 	const uint64_t *dims;
 	const struct mfs_run *runs; /* changed elements (or entries), sorted, disjoint */
 	size_t nruns;
+	/* Non-NULL: the runs have no bytes; their values come from here. Only
+	 * for MFS_E_TENSOR edits without reshape of raw-storage tensors, and only
+	 * to codecs that take them (mfs_codec.gathered_runs). */
+	const struct mfs_gather *gather;
 };
 
-/* One replaced span of the source: bytes [off, off + len) become data[0, dlen). */
+/* One replaced span of the source: bytes [off, off + len) become data[0, dlen),
+ * or, when data is NULL and dlen > 0, bytes [src_off, src_off + dlen) of
+ * src's elements in storage order (read them with mfs_span_bytes). */
 struct mfs_span {
 	uint64_t off, len;
 	const uint8_t *data;
 	uint64_t dlen;
+	const struct mfs_gather *src;
+	uint64_t src_off;
 };
 
 struct mfs_patch {
@@ -73,6 +107,12 @@ uint8_t *mfs_patch_alloc(struct mfs_patch *p, uint64_t off, uint64_t len, uint64
 /* Same without a copy: data must outlive the patch. */
 int mfs_patch_ref(struct mfs_patch *p, uint64_t off, uint64_t len, const void *data,
 		  uint64_t dlen);
+/* Same, the data being bytes [src_off, src_off + dlen) of src's elements in
+ * storage order; src must outlive the patch. */
+int mfs_patch_gathered(struct mfs_patch *p, uint64_t off, uint64_t len,
+		       const struct mfs_gather *src, uint64_t src_off, uint64_t dlen);
+/* Bytes [from, from + n) of s's new data, into out. */
+void mfs_span_bytes(const struct mfs_span *s, uint64_t from, uint64_t n, uint8_t *out);
 /* Memory owned by the patch that is not a span: for data that spans (or an
  * edit's runs, which spans may refer to) must keep while the patch lives. */
 void *mfs_patch_keep(struct mfs_patch *p, uint64_t size);
@@ -90,7 +130,7 @@ void mfs_patch_read(const struct mfs_patch *p, const uint8_t *base, uint64_t bas
 
 /* For raw-storage tensors (ops == NULL) with an unchanged shape: the runs of
  * e, at t->off, byte-swapped where t->swap. Codecs call it from edit(). The
- * patch may refer to the runs' bytes: they outlive it. */
+ * patch may refer to the runs' bytes (or e's gather): they outlive it. */
 int mfs_patch_raw_runs(struct mfs_patch *p, const struct mfs_tensor *t,
 		       const struct mfs_edit *e, struct mfs_err *err);
 

@@ -39,7 +39,9 @@ static struct mfs_span *new_span(struct mfs_patch *p)
 		p->spans = s;
 		p->cap = nc;
 	}
-	return &p->spans[p->n++];
+	struct mfs_span *s = &p->spans[p->n++];
+	memset(s, 0, sizeof(*s));
+	return s;
 }
 
 int mfs_patch_ref(struct mfs_patch *p, uint64_t off, uint64_t len, const void *data,
@@ -53,6 +55,24 @@ int mfs_patch_ref(struct mfs_patch *p, uint64_t off, uint64_t len, const void *d
 	s->data = data;
 	s->dlen = dlen;
 	return 0;
+}
+
+int mfs_patch_gathered(struct mfs_patch *p, uint64_t off, uint64_t len,
+		       const struct mfs_gather *src, uint64_t src_off, uint64_t dlen)
+{
+	if (mfs_patch_ref(p, off, len, NULL, dlen) < 0)
+		return -ENOMEM;
+	p->spans[p->n - 1].src = src;
+	p->spans[p->n - 1].src_off = src_off;
+	return 0;
+}
+
+void mfs_span_bytes(const struct mfs_span *s, uint64_t from, uint64_t n, uint8_t *out)
+{
+	if (s->data)
+		memcpy(out, s->data + from, (size_t)n);
+	else if (n)
+		mfs_gather_bytes(s->src, s->src_off + from, n, out);
 }
 
 uint8_t *mfs_patch_alloc(struct mfs_patch *p, uint64_t off, uint64_t len, uint64_t dlen)
@@ -159,10 +179,12 @@ void mfs_patch_read(const struct mfs_patch *p, const uint8_t *base, uint64_t bas
 	while (len) {
 		uint64_t piece_len, piece_dst = dst;
 		const uint8_t *piece;
+		const struct mfs_span *span = NULL;
 		if (i < p->n && src == p->spans[i].off) {
-			piece = p->spans[i].data;
-			piece_len = p->spans[i].dlen;
-			src += p->spans[i].len;
+			span = &p->spans[i];
+			piece = NULL;
+			piece_len = span->dlen;
+			src += span->len;
 			i++;
 		} else {
 			uint64_t next = i < p->n ? p->spans[i].off : base_size;
@@ -179,7 +201,10 @@ void mfs_patch_read(const struct mfs_patch *p, const uint8_t *base, uint64_t bas
 		uint64_t n = piece_len - from;
 		if (n > len)
 			n = len;
-		memcpy(out, piece + from, (size_t)n);
+		if (span)
+			mfs_span_bytes(span, from, n, out);
+		else
+			memcpy(out, piece + from, (size_t)n);
 		out += n;
 		off += n;
 		len -= n;
@@ -217,12 +242,19 @@ int mfs_patch_raw_runs(struct mfs_patch *p, const struct mfs_tensor *t,
 {
 	if (t->ops || e->reshape)
 		return mfs_error(err, EINVAL, "internal error: not a raw same-shape edit");
+	if (e->gather && e->gather->esize != t->esize)
+		return mfs_error(err, EINVAL, "internal error: a gather of another element size");
 	for (size_t i = 0; i < e->nruns; i++) {
 		const struct mfs_run *r = &e->runs[i];
 		if (r->first > t->nelem || r->count > t->nelem - r->first)
 			return mfs_error(err, EINVAL, "internal error: run beyond the tensor");
 		uint64_t bytes = r->count * t->esize;
 		uint64_t off = t->off + r->first * t->esize;
+		if (e->gather && !t->swap) {
+			if (mfs_patch_gathered(p, off, bytes, e->gather, r->first * t->esize, bytes) < 0)
+				return mfs_error(err, ENOMEM, "out of memory");
+			continue;
+		}
 		if (!t->swap) {
 			if (mfs_patch_ref(p, off, bytes, r->bytes, bytes) < 0)
 				return mfs_error(err, ENOMEM, "out of memory");
@@ -231,7 +263,10 @@ int mfs_patch_raw_runs(struct mfs_patch *p, const struct mfs_tensor *t,
 		uint8_t *d = mfs_patch_alloc(p, off, bytes, bytes);
 		if (!d)
 			return mfs_error(err, ENOMEM, "out of memory");
-		memcpy(d, r->bytes, (size_t)bytes);
+		if (e->gather)
+			mfs_gather_elems(e->gather, r->first, r->count, d);
+		else
+			memcpy(d, r->bytes, (size_t)bytes);
 		mfs_swap_elems(d, bytes / t->swap, t->swap);
 	}
 	return 0;

@@ -67,36 +67,14 @@ int mfs_tensor_gather(const struct mfs_model *m, const struct mfs_tensor *t, uin
 		return 0;
 	}
 	const uint8_t *src = m->base + t->off;
-	/* Column-major storage of (d0, ..., dn-1) read in row-major order. A
-	 * 2-D view (rows d0, columns the rest) with the rest in row-major order
-	 * is exact only for n = 2; other ranks walk the index (correct, slower). */
+	/* Column-major storage of (d0, ..., dn-1) read in row-major order:
+	 * bands of rows for 2-D, a gather (the reversed dims' order) else. */
 	if (t->ndim == 2) {
 		mfs_colmajor_gather(m, t, first, count, o);
 	} else {
-		/* Odometer over the logical index; storage strides reversed. */
-		uint32_t n = t->ndim;
-		uint64_t idx[32], stride[32], s = 0, st = 1, r = first;
-		for (uint32_t k = 0; k < n; k++) {
-			stride[k] = st;
-			st *= t->dims[k];
-		}
-		for (uint32_t k = n; k-- > 0;) {
-			idx[k] = r % t->dims[k];
-			r /= t->dims[k];
-		}
-		for (uint32_t k = 0; k < n; k++)
-			s += idx[k] * stride[k];
-		for (uint64_t i = 0; i < count; i++) {
-			memcpy(o + i * es, src + s * es, es);
-			for (uint32_t k = n; k-- > 0;) {
-				if (++idx[k] < t->dims[k]) {
-					s += stride[k];
-					break;
-				}
-				s -= (idx[k] - 1) * stride[k];
-				idx[k] = 0;
-			}
-		}
+		struct mfs_gather g;
+		mfs_gather_init(&g, src, es, t->ndim, t->dims, false);
+		mfs_gather_elems(&g, first, count, o);
 	}
 	if (t->swap)
 		mfs_swap_elems(out, count * es / t->swap, t->swap);
@@ -113,32 +91,9 @@ void mfs_reorder(const uint64_t *dims, uint32_t ndim, unsigned es, const void *i
 		memcpy(out, in, (size_t)(n * es));
 		return;
 	}
-	if (ndim == 2) {
-		/* row-major R x C <-> its transpose */
-		uint64_t a = to_col ? dims[0] : dims[1], b = to_col ? dims[1] : dims[0];
-		mfs_transpose(in, b, out, a, a, b, es);
-		return;
-	}
-	/* Walk row-major order with an odometer holding the column-major index. */
-	uint64_t idx[32] = {0}, stride[32], st = 1, s = 0;
-	for (uint32_t k = 0; k < ndim; k++) {
-		stride[k] = st;
-		st *= dims[k];
-	}
-	const uint8_t *src = in;
-	uint8_t *dst = out;
-	for (uint64_t i = 0; i < n; i++) {
-		if (to_col)
-			memcpy(dst + s * es, src + i * es, es);
-		else
-			memcpy(dst + i * es, src + s * es, es);
-		for (uint32_t k = ndim; k-- > 0;) {
-			if (++idx[k] < dims[k]) {
-				s += stride[k];
-				break;
-			}
-			s -= (idx[k] - 1) * stride[k];
-			idx[k] = 0;
-		}
-	}
+	/* out is the storage order of a gather over in: row-major over the
+	 * reversed dims when it is column-major. */
+	struct mfs_gather g;
+	mfs_gather_init(&g, in, es, ndim, dims, to_col);
+	mfs_gather_elems(&g, 0, n, out);
 }

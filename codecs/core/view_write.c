@@ -32,6 +32,25 @@ int mfs_content_load(const struct mfs_content *c, char **out, struct mfs_err *er
 	return 0;
 }
 
+/* Whether span s rewrites bytes with themselves (a gathered span compared a
+ * piece at a time). */
+static bool span_unchanged(const struct mfs_model *m, const struct mfs_span *s)
+{
+	if (s->len != s->dlen || s->off > m->size || s->len > m->size - s->off)
+		return false;
+	if (s->data || s->len == 0)
+		return s->len == 0 || memcmp(m->base + s->off, s->data, (size_t)s->len) == 0;
+	uint8_t piece[4096];
+	for (uint64_t done = 0; done < s->len;) {
+		size_t n = s->len - done < sizeof(piece) ? (size_t)(s->len - done) : sizeof(piece);
+		mfs_span_bytes(s, done, n, piece);
+		if (memcmp(m->base + s->off + done, piece, n) != 0)
+			return false;
+		done += n;
+	}
+	return true;
+}
+
 int mfs_submit_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_patch *p,
 		    struct mfs_err *err)
 {
@@ -45,13 +64,9 @@ int mfs_submit_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_pa
 		return r;
 	/* Drop spans that rewrite bytes with themselves. */
 	size_t k = 0;
-	for (size_t i = 0; i < p->n; i++) {
-		const struct mfs_span *s = &p->spans[i];
-		if (s->len == s->dlen && s->off + s->len <= m->size &&
-		    (s->len == 0 || memcmp(m->base + s->off, s->data, (size_t)s->len) == 0))
-			continue;
-		p->spans[k++] = *s;
-	}
+	for (size_t i = 0; i < p->n; i++)
+		if (!span_unchanged(m, &p->spans[i]))
+			p->spans[k++] = p->spans[i];
 	p->n = k;
 	if (p->has_sidecar && m->has_sidecar && p->sidecar_len == m->sidecar_len &&
 	    memcmp(p->sidecar, m->sidecar, p->sidecar_len) == 0)
@@ -98,17 +113,22 @@ static bool same_elem(enum mfs_dtype dt, const uint8_t *a, const uint8_t *b, uns
 struct runs {
 	struct mfs_run *v;
 	size_t n, cap;
-	size_t kept;  /* runs [0, kept) have their bytes in the patch: never extended */
+	size_t kept;    /* runs [0, kept) have their bytes in the patch: never extended */
+	bool gathered;  /* runs have no bytes: the edit's gather holds their values */
 };
 
 static int add_run(struct runs *rs, uint64_t first, uint64_t count, const void *bytes,
 		   unsigned es)
 {
+	if (rs->gathered)
+		bytes = NULL;
 	if (rs->n > rs->kept) {
-		/* Contiguous elements in contiguous memory: extend the last run. */
+		/* Contiguous elements in contiguous memory (or gathered): extend
+		 * the last run. */
 		struct mfs_run *last = &rs->v[rs->n - 1];
 		if (last->first + last->count == first &&
-		    (const uint8_t *)last->bytes + last->count * es == (const uint8_t *)bytes) {
+		    (rs->gathered ||
+		     (const uint8_t *)last->bytes + last->count * es == (const uint8_t *)bytes)) {
 			last->count += count;
 			return 0;
 		}
@@ -195,8 +215,9 @@ static int diff_range(struct mfs_model *m, const struct mfs_tensor *t, uint64_t 
 	return r;
 }
 
+/* gather: the runs' values, when they have no bytes (NULL: they have). */
 static int submit_runs(struct mfs_model *m, const struct mfs_tensor *t, struct runs *rs,
-		       struct mfs_patch *p, struct mfs_err *err)
+		       const struct mfs_gather *gather, struct mfs_patch *p, struct mfs_err *err)
 {
 	if (rs->n == 0)
 		return 1;
@@ -209,6 +230,7 @@ static int submit_runs(struct mfs_model *m, const struct mfs_tensor *t, struct r
 		.dims = t->dims,
 		.runs = rs->v,
 		.nruns = rs->n,
+		.gather = gather,
 	};
 	return mfs_submit_edit(m, &e, p, err);
 }
@@ -243,7 +265,7 @@ static int submit_values(struct mfs_model *m, const struct mfs_tensor *t, const 
 	if (r == 0 && !kept)
 		r = keep_runs(&rs, t->esize, p, err);
 	if (r == 0)
-		r = submit_runs(m, t, &rs, p, err);
+		r = submit_runs(m, t, &rs, NULL, p, err);
 	free(rs.v);
 	return r;
 }
@@ -347,64 +369,52 @@ out:
 	return r;
 }
 
-#define COL_BLOCK 262144u  /* elements of a column-major tensor diffed at a time */
+#define GATHER_BLOCK 262144u  /* elements brought to storage order and diffed at a time */
 
-/* Columns [c0, c1) of the row-major R x C array in, column after column,
- * into out (the storage order of a column-major R x C tensor), in tiles of
- * 8 rows by 64 columns, each column piece written in one go (measured: 4
- * times faster than 32 x 32 tiles walking columns, whose stores at a
- * power-of-two stride evict each other). */
-static void columns_of(const uint8_t *in, uint64_t R, uint64_t C, uint64_t c0, uint64_t c1,
-		       unsigned es, uint8_t *out)
+/* New values of t held in the opposite order to its storage (see struct
+ * mfs_gather): described by a gather over `in`, kept in the patch. */
+static const struct mfs_gather *gather_of(const struct mfs_tensor *t, const uint8_t *in,
+					  struct mfs_patch *p)
 {
-	enum { TR = 8, TC = 64 };
-	for (uint64_t rt = 0; rt < R; rt += TR) {
-		uint64_t re = rt + TR < R ? rt + TR : R;
-		for (uint64_t ct = c0; ct < c1; ct += TC) {
-			uint64_t ce = ct + TC < c1 ? ct + TC : c1;
-			for (uint64_t c = ct; c < ce; c++) {
-				uint8_t *o = out + (c - c0) * R * es;
-				const uint8_t *i = in + c * es;
-				if (es == 4)
-					for (uint64_t r = rt; r < re; r++)
-						memcpy(o + r * 4, i + r * C * 4, 4);
-				else if (es == 8)
-					for (uint64_t r = rt; r < re; r++)
-						memcpy(o + r * 8, i + r * C * 8, 8);
-				else
-					for (uint64_t r = rt; r < re; r++)
-						memcpy(o + r * es, i + r * C * es, es);
-			}
-		}
-	}
+	struct mfs_gather *g = mfs_patch_keep(p, sizeof(*g));
+	if (g)
+		mfs_gather_init(g, in, t->esize, t->ndim, t->dims, t->order == MFS_COL_MAJOR);
+	return g;
 }
 
-/* A 2-D column-major tensor's new values (logical order) diffed in blocks
- * of columns, each brought to storage order on its own: no reordered copy
- * of the whole tensor, and the changed runs' bytes are kept as found. */
-static int submit_colmajor(struct mfs_model *m, const struct mfs_tensor *t,
-			   const uint8_t *logical, struct mfs_patch *p, struct mfs_err *err)
+/* Whether new values in the order opposite to t's storage can be diffed
+ * and committed through a gather (else they are reordered whole). */
+static bool gatherable(const struct mfs_tensor *t)
+{
+	return t->ndim >= 2 && t->ndim <= MFS_GATHER_MAX_DIMS && t->nelem &&
+	       !(t->flags & MFS_TF_SPARSE) && t->esize && t->esize <= 16;
+}
+
+/* New values of t in the order opposite to its storage (in), diffed a
+ * block at a time, each gathered into storage order on its own: no
+ * reordered copy of the whole tensor. kept: in lives as long as p; then,
+ * when the codec takes gathered runs, the patch reads the changed values
+ * from in at commit time. Else the changed runs' bytes are copied. */
+static int submit_reordered(struct mfs_model *m, const struct mfs_tensor *t, const uint8_t *in,
+			    bool kept, struct mfs_patch *p, struct mfs_err *err)
 {
 	unsigned es = t->esize;
-	uint64_t R = t->dims[0], C = t->dims[1];
-	uint64_t cols = R >= COL_BLOCK ? 1 : COL_BLOCK / R;
-	if (cols > C)
-		cols = C;
-	uint8_t *st = malloc((size_t)(cols * R * es) + 1);
+	const struct mfs_gather *g = gather_of(t, in, p);
+	uint8_t *st = g ? malloc((size_t)GATHER_BLOCK * es) : NULL;
 	if (!st)
 		return mfs_error(err, ENOMEM, "out of memory");
-	struct runs rs = {0};
+	struct runs rs = {.gathered = kept && !t->ops && m->codec->gathered_runs};
 	int r = 0;
-	for (uint64_t c0 = 0; c0 < C && r == 0; c0 += cols) {
-		uint64_t c1 = C - c0 < cols ? C : c0 + cols;
-		columns_of(logical, R, C, c0, c1, es, st);
-		r = diff_range(m, t, c0 * R, (c1 - c0) * R, st, &rs, err);
-		if (r == 0)
+	for (uint64_t s0 = 0; s0 < t->nelem && r == 0; s0 += GATHER_BLOCK) {
+		uint64_t n = t->nelem - s0 < GATHER_BLOCK ? t->nelem - s0 : GATHER_BLOCK;
+		mfs_gather_elems(g, s0, n, st);
+		r = diff_range(m, t, s0, n, st, &rs, err);
+		if (r == 0 && !rs.gathered)
 			r = keep_runs(&rs, es, p, err);  /* st is reused for the next block */
 	}
 	free(st);
 	if (r == 0)
-		r = submit_runs(m, t, &rs, p, err);
+		r = submit_runs(m, t, &rs, rs.gathered ? g : NULL, p, err);
 	free(rs.v);
 	return r;
 }
@@ -417,8 +427,8 @@ static int submit_logical(struct mfs_model *m, const struct mfs_tensor *t, uint8
 		return dense_to_entries(m, t, logical, p, err);
 	if (t->order == MFS_ROW_MAJOR || t->ndim < 2)
 		return mfs_submit_values(m, t, logical, p, err);
-	if (t->ndim == 2 && t->nelem)
-		return submit_colmajor(m, t, logical, p, err);
+	if (gatherable(t))
+		return submit_reordered(m, t, logical, false, p, err);
 	uint8_t *st = malloc((size_t)(t->nelem * t->esize) + 1);
 	if (!st)
 		return mfs_error(err, ENOMEM, "out of memory");
@@ -512,7 +522,7 @@ static int write_data(struct mfs_model *m, const struct mfs_tensor *t,
 		r = diff_range(m, t, e0, e1 - e0, buf, &rs, err);
 	}
 	if (r == 0)
-		r = submit_runs(m, t, &rs, p, err);
+		r = submit_runs(m, t, &rs, NULL, p, err);
 	free(rs.v);
 	return r;
 }
@@ -581,10 +591,13 @@ static int write_npy(struct mfs_model *m, const struct mfs_tensor *t,
 			return mfs_error(err, EIO, "cannot read the written content");
 		body = own;
 	}
-	/* Bring the array to the tensor's storage order. */
 	bool want_col = t->order == MFS_COL_MAJOR;
+	bool reordered = in.ndim > 1 && in.fortran != want_col;
+	if (reordered && same_shape && dt == t->dtype && gatherable(t))
+		return submit_reordered(m, t, body, true, p, err);
+	/* Bring the array to the tensor's storage order. */
 	const uint8_t *st = body;
-	if (in.ndim > 1 && in.fortran != want_col) {
+	if (reordered) {
 		uint8_t *re = mfs_patch_keep(p, bytes + 1);
 		if (!re)
 			return mfs_error(err, ENOMEM, "out of memory");

@@ -633,4 +633,5 @@ const struct mfs_codec mfs_codec_primitiv = {
 	.open = pv_open,
 	.close = pv_close,
 	.edit = pv_edit,
+	.gathered_runs = true,  /* same-shape edits go to mfs_patch_raw_runs */
 };

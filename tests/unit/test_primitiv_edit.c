@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "helpers.h"
+#include "view_impl.h"
 
 static struct mfs_model *open_c(const char *file)
 {
@@ -294,6 +295,54 @@ static void test_edit_reshape(void **state)
 	tclose(m);
 }
 
+/* A same-shape C-order .npy into a column-major tensor: diffed and patched
+ * through a gather (no reordered copy). Only the changed elements' bytes
+ * change, and they land at their column-major places. */
+static void check_c_order(const char *file, const char *view)
+{
+	struct mfs_model *m = open_c(file);
+	const struct mfs_tensor *t = mfs_node_tensor(m, tnode(m, view));
+	assert_non_null(t);
+	assert_int_equal(t->order, MFS_COL_MAJOR);
+	uint64_t n = t->nelem, dims[8];
+	uint32_t nd = t->ndim;
+	memcpy(dims, t->dims, nd * sizeof(*dims));
+	/* The logical (C-order) values, read through values order: element at
+	 * logical index i is storage element mfs_tensor_storage_index(t, i). */
+	float *logical = malloc(n * 4);
+	assert_non_null(logical);
+	const float *stored = (const float *)(m->base + t->off);
+	for (uint64_t i = 0; i < n; i++)
+		memcpy(&logical[i], stored + mfs_tensor_storage_index(t, i), 4);
+	/* Change every third element and a block at the end. */
+	for (uint64_t i = 0; i < n; i++)
+		if (i % 3 == 1 || i + 5 >= n)
+			logical[i] = (float)i + 0.25f;
+	size_t nl, outlen;
+	uint8_t *npy = make_npy("<f4", false, dims, (int)nd, logical, n * 4, &nl), *out;
+	char path[256];
+	snprintf(path, sizeof(path), "%.200s%sdata.npy", view, *view ? "/" : "");
+	struct mfs_err err = {0};
+	assert_int_equal(twrite(m, path, npy, nl, &out, &outlen, &err), 0);
+	free(npy);
+	assert_int_equal(outlen, m->size);
+	only_changed(m->base, out, outlen, t->off, t->off + n * 4);
+	const float *now = (const float *)(out + t->off);
+	for (uint64_t i = 0; i < n; i++)
+		assert_memory_equal(now + mfs_tensor_storage_index(t, i), &logical[i], 4);
+	free(out);
+	free(logical);
+	tclose(m);
+}
+
+static void test_edit_c_order(void **state)
+{
+	(void)state;
+	check_c_order("tensor_bin32_128x128.tensor", "");
+	check_c_order("tensor_2x2x2.tensor", "");
+	check_c_order("tensor_2x3.tensor", "");
+}
+
 static void test_edit_configs(void **state)
 {
 	(void)state;
@@ -368,6 +417,7 @@ int main(void)
 		cmocka_unit_test(test_edit_values),
 		cmocka_unit_test(test_edit_data),
 		cmocka_unit_test(test_edit_reshape),
+		cmocka_unit_test(test_edit_c_order),
 		cmocka_unit_test(test_edit_configs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -310,7 +310,7 @@ static int sp_open(struct mfs_model *m, struct mfs_err *err)
 	return 0;
 }
 
-static const struct mfs_codec sp_codec = {"sparse-test", NULL, sp_bid, sp_open, NULL, NULL};
+static const struct mfs_codec sp_codec = {.name = "sparse-test", .bid = sp_bid, .open = sp_open};
 
 static void sparse_by_entries(void **state)
 {
