@@ -43,7 +43,8 @@ static int dot_open(struct mfs_model *m, struct mfs_err *err)
 	return 0;
 }
 
-static const struct mfs_codec dot_codec = {"dotted-test", NULL, dot_bid, dot_open, NULL, NULL};
+static const struct mfs_codec dot_codec = {
+	.name = "dotted-test", .bid = dot_bid, .open = dot_open};
 
 static struct mfs_model *open_names(const char *text)
 {
