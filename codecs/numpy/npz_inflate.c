@@ -18,6 +18,7 @@
 
 #define NCUR 4u                 /* cursors kept per archive */
 #define SCRATCH 16384u          /* skipped bytes are inflated into this */
+#define SKIP_KEEP (4u << 20)    /* skips up to this long are kept (NSKIP of them) */
 
 struct npz_cursor {
 	z_stream zs;
@@ -46,6 +47,8 @@ int npz_inflate_init(struct npz *z)
 
 void npz_inflate_free(struct npz *z)
 {
+	for (unsigned k = 0; k < NSKIP; k++)
+		free(z->skip[k].buf);
 	for (unsigned k = 0; z->cur && k < NCUR; k++)
 		cursor_free(z->cur[k]);
 	free(z->cur);
@@ -175,6 +178,33 @@ static int advance(const struct mfs_model *m, const struct zip_member *zm, struc
 	return 0;
 }
 
+/* Bytes [off, off + len) of member i from a kept skip, copied to out:
+ * true when one holds them all. Under z->lock. */
+static bool from_skip(struct npz *z, uint32_t i, uint64_t off, uint64_t len, uint8_t *out)
+{
+	for (unsigned k = 0; k < NSKIP; k++) {
+		const struct npz_skip *s = &z->skip[k];
+		if (s->buf && s->member == i && off >= s->start && off - s->start <= s->len &&
+		    len <= s->len - (off - s->start)) {
+			memcpy(out, s->buf + (off - s->start), (size_t)len);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Keep what a cursor inflated to skip ahead (another reader is usually about
+ * to ask for it: threads rendering alternate windows), replacing the older
+ * of the kept skips. */
+static void keep_skip(struct npz *z, uint32_t i, uint64_t start, uint64_t len, uint8_t *buf)
+{
+	pthread_mutex_lock(&z->lock);
+	unsigned k = z->skip[0].used <= z->skip[1].used ? 0 : 1;
+	free(z->skip[k].buf);
+	z->skip[k] = (struct npz_skip){i, start, len, buf, ++z->clock};
+	pthread_mutex_unlock(&z->lock);
+}
+
 int npz_inflate_read(const struct mfs_model *m, uint32_t i, uint64_t off, uint64_t len,
 		     uint8_t *out, struct mfs_err *err)
 {
@@ -183,11 +213,22 @@ int npz_inflate_read(const struct mfs_model *m, uint32_t i, uint64_t off, uint64
 	if (off > zm->usize || len > zm->usize - off)
 		return mfs_error(err, EIO, "internal error: read beyond the member");
 	pthread_mutex_lock(&z->lock);
+	if (from_skip(z, i, off, len, out)) {
+		pthread_mutex_unlock(&z->lock);
+		return 0;
+	}
 	struct npz_cursor *c = take(z, i, off);
 	pthread_mutex_unlock(&z->lock);
 	if (!c && !(c = cursor_start(i, err)))
 		return -ENOMEM;
-	int r = advance(m, zm, c, NULL, off - c->pos, err);
+	uint64_t gap = off - c->pos;
+	uint8_t *kept = gap && gap <= SKIP_KEEP ? malloc((size_t)gap) : NULL;
+	uint64_t from = c->pos;
+	int r = advance(m, zm, c, kept, gap, err);
+	if (kept && r == 0)
+		keep_skip(z, i, from, gap, kept);
+	else
+		free(kept);
 	if (r == 0)
 		r = advance(m, zm, c, out, len, err);
 	if (r == 0 && c->pos == zm->usize)

@@ -83,13 +83,22 @@ int zip_read(const uint8_t *base, uint64_t size, struct zip_archive *a, struct m
 
 struct npz_cursor;
 
+/* Bytes a cursor inflated to skip ahead, kept for the reader behind it. */
+#define NSKIP 2u
+struct npz_skip {
+	uint32_t member;
+	uint64_t start, len;
+	uint8_t *buf;
+	uint64_t used;
+};
+
 /* The state of an open .npz (m->priv). */
 struct npz {
 	struct zip_archive zip;
 	struct npy_head *heads;     /* per member; dtype MFS_DT_INVALID: not a tensor */
 	pthread_mutex_t lock;       /* the inflate cursors */
 	struct npz_cursor **cur;    /* a few live inflate states (npz_inflate.c) */
-	unsigned ncur;
+	struct npz_skip skip[NSKIP];
 	uint64_t clock;
 };
 
