@@ -5,6 +5,7 @@
 
 #include "bigbuf.h"
 #include "bisect.h"
+#include "buf.h"
 #include "wbuf.h"
 
 struct ext {
@@ -145,15 +146,9 @@ int wbuf_write(struct wbuf *w, uint64_t off, const void *data, size_t len)
 	memcpy(e.data + (off - mo), data, len);
 	/* Replace v[a, b) by e. */
 	if (b == a) {
-		if (w->n == w->vcap) {
-			size_t nc = w->vcap ? w->vcap * 2 : 8;
-			struct ext *v = realloc(w->v, nc * sizeof(*v));
-			if (!v) {
-				mfs_big_free(e.data, e.cap);
-				return -ENOMEM;
-			}
-			w->v = v;
-			w->vcap = nc;
+		if (MFS_ARRAY_RESERVE(w->v, w->n, w->vcap, 1, 8) < 0) {
+			mfs_big_free(e.data, e.cap);
+			return -ENOMEM;
 		}
 		memmove(&w->v[a + 1], &w->v[a], (w->n - a) * sizeof(*w->v));
 		w->n++;
