@@ -44,17 +44,7 @@ struct listing {
 
 static int reserve(struct listing *l, size_t more)
 {
-	if (l->n + more <= l->cap)
-		return 0;
-	size_t nc = l->cap ? l->cap : 16;
-	while (nc < l->n + more)
-		nc *= 2;
-	struct dent *v = realloc(l->v, nc * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	l->v = v;
-	l->cap = nc;
-	return 0;
+	return MFS_ARRAY_RESERVE(l->v, l->n, l->cap, more, 16);
 }
 
 /* An entry named by the model (the name lives as long as l->r). */

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "buf.h"
 #include "scratch.h"
 
 static int no_base(void *ctx, uint64_t off, size_t len, void *buf)
@@ -196,14 +197,8 @@ static void list_fn(struct inode *i, void *arg)
 	struct list_arg *a = arg;
 	if (i->kind != I_SCRATCH || !i->scr || !i->scr->linked || i->stale)
 		return;
-	if (a->n == a->cap) {
-		size_t nc = a->cap ? a->cap * 2 : 8;
-		char **v = realloc(a->v, nc * sizeof(*v));
-		if (!v)
-			return;
-		a->v = v;
-		a->cap = nc;
-	}
+	if (MFS_ARRAY_RESERVE(a->v, a->n, a->cap, 1, 8) < 0)
+		return;
 	a->v[a->n] = strdup(i->name);
 	if (a->v[a->n])
 		a->n++;

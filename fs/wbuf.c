@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include "bigbuf.h"
+#include "bisect.h"
+#include "buf.h"
 #include "wbuf.h"
 
 struct ext {
@@ -144,15 +146,9 @@ int wbuf_write(struct wbuf *w, uint64_t off, const void *data, size_t len)
 	memcpy(e.data + (off - mo), data, len);
 	/* Replace v[a, b) by e. */
 	if (b == a) {
-		if (w->n == w->vcap) {
-			size_t nc = w->vcap ? w->vcap * 2 : 8;
-			struct ext *v = realloc(w->v, nc * sizeof(*v));
-			if (!v) {
-				mfs_big_free(e.data, e.cap);
-				return -ENOMEM;
-			}
-			w->v = v;
-			w->vcap = nc;
+		if (MFS_ARRAY_RESERVE(w->v, w->n, w->vcap, 1, 8) < 0) {
+			mfs_big_free(e.data, e.cap);
+			return -ENOMEM;
 		}
 		memmove(&w->v[a + 1], &w->v[a], (w->n - a) * sizeof(*w->v));
 		w->n++;
@@ -229,19 +225,26 @@ static int content_read(void *ctx, uint64_t off, size_t len, void *buf)
 	return n == (ssize_t)len ? 0 : -EIO;
 }
 
+struct ext_key {
+	const struct wbuf *w;
+	uint64_t off;
+};
+
+/* Extent i ends at or before the offset. */
+static bool ext_below(const void *ctx, uint64_t i)
+{
+	const struct ext_key *k = ctx;
+	return k->w->v[i].off + k->w->v[i].len <= k->off;
+}
+
 const void *wbuf_peek(struct wbuf *w, uint64_t off, size_t len)
 {
 	if (off > w->size || len > w->size - off)
 		return NULL;
-	/* The extent holding off, if any (sorted, disjoint: a binary search). */
-	size_t lo = 0, hi = w->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (w->v[mid].off + w->v[mid].len <= off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	/* The extent holding off, if any (sorted, disjoint): the first one
+	 * ending after it. */
+	struct ext_key k = {w, off};
+	size_t lo = (size_t)mfs_partition(w->n, ext_below, &k);
 	if (lo == w->n || w->v[lo].off > off || off + len > w->v[lo].off + w->v[lo].len)
 		return NULL;
 	return w->v[lo].data + (off - w->v[lo].off);

@@ -1,4 +1,4 @@
-/* The growable byte buffer (buf.h). */
+/* The growable byte buffer and typed arrays (buf.h). */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -41,4 +41,29 @@ void mfs_buf_free(struct mfs_buf *b)
 	free(b->p);
 	b->p = NULL;
 	b->len = b->cap = 0;
+}
+
+int mfs_array_reserve(void *vp, size_t n, size_t *cap, size_t more, size_t elem, size_t first)
+{
+	if (*cap >= n && *cap - n >= more)
+		return 0;
+	if (more > SIZE_MAX - n || elem == 0)
+		return -ENOMEM;
+	size_t nc = *cap ? *cap : (first ? first : 1);
+	while (nc < n + more) {
+		if (nc > SIZE_MAX / 2)
+			return -ENOMEM;
+		nc *= 2;
+	}
+	if (nc > SIZE_MAX / elem)
+		return -ENOMEM;
+	/* The pointer is read and written as bytes: it may be of any type. */
+	void *old, *p;
+	memcpy(&old, vp, sizeof(old));
+	p = realloc(old, nc * elem);
+	if (!p)
+		return -ENOMEM;
+	memcpy(vp, &p, sizeof(p));
+	*cap = nc;
+	return 0;
 }

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "bytes.h"
 #include "edit.h"
 
@@ -31,14 +32,8 @@ void mfs_patch_free(struct mfs_patch *p)
 
 static struct mfs_span *new_span(struct mfs_patch *p)
 {
-	if (p->n == p->cap) {
-		size_t nc = p->cap ? p->cap * 2 : 16;
-		struct mfs_span *s = realloc(p->spans, nc * sizeof(*s));
-		if (!s)
-			return NULL;
-		p->spans = s;
-		p->cap = nc;
-	}
+	if (MFS_ARRAY_RESERVE(p->spans, p->n, p->cap, 1, 16) < 0)
+		return NULL;
 	struct mfs_span *s = &p->spans[p->n++];
 	memset(s, 0, sizeof(*s));
 	return s;

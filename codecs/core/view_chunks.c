@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bisect.h"
 #include "guard.h"
 #include "pool.h"
 #include "view_impl.h"
@@ -403,6 +404,26 @@ static int get_chunk(struct mfs_model *m, struct mfs_chunked *c, uint64_t k,
 	return 0;
 }
 
+struct chunk_key {
+	const struct mfs_chunked *c;
+	uint64_t body;
+};
+
+/* Chunk i + 1 starts at or before the offset. */
+static bool chunk_below(const void *ctx, uint64_t i)
+{
+	const struct chunk_key *k = ctx;
+	return k->c->offs[i + 1] <= k->body;
+}
+
+/* The chunk of [0, known) holding body offset body: the last one starting
+ * at or before it (chunk 0 starts at 0). Caller holds c->lock. */
+static uint64_t chunk_of(const struct mfs_chunked *c, uint64_t known, uint64_t body)
+{
+	struct chunk_key k = {c, body};
+	return mfs_partition(known - 1, chunk_below, &k);
+}
+
 ssize_t mfs_chunked_read(struct mfs_model *m, struct mfs_chunked *c, uint64_t off,
 			 size_t len, char *buf, struct mfs_rcache *rc, struct mfs_err *err)
 {
@@ -429,18 +450,8 @@ ssize_t mfs_chunked_read(struct mfs_model *m, struct mfs_chunked *c, uint64_t of
 		 * offsets, or rendering forward from the last known one. */
 		pthread_mutex_lock(&c->lock);
 		uint64_t known = c->known;
-		uint64_t lo = 0, hi = known;  /* offs[lo] <= body, searching in [lo, hi) */
 		bool inside = known > 0 && body < c->offs[known];
-		if (inside) {
-			while (hi - lo > 1) {
-				uint64_t mid = lo + (hi - lo) / 2;
-				if (c->offs[mid] <= body)
-					lo = mid;
-				else
-					hi = mid;
-			}
-		}
-		uint64_t k = inside ? lo : known;
+		uint64_t k = inside ? chunk_of(c, known, body) : known;
 		uint64_t kstart = c->offs[k];
 		size_t kept = inside ? mfs_keep_read(c, k, body, buf + done, len - done) : 0;
 		pthread_mutex_unlock(&c->lock);

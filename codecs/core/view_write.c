@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "bytes.h"
 #include "codec.h"
 #include "guard.h"
@@ -133,14 +134,8 @@ static int add_run(struct runs *rs, uint64_t first, uint64_t count, const void *
 			return 0;
 		}
 	}
-	if (rs->n == rs->cap) {
-		size_t nc = rs->cap ? rs->cap * 2 : 64;
-		struct mfs_run *v = realloc(rs->v, nc * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		rs->v = v;
-		rs->cap = nc;
-	}
+	if (MFS_ARRAY_RESERVE(rs->v, rs->n, rs->cap, 1, 64) < 0)
+		return -ENOMEM;
 	rs->v[rs->n++] = (struct mfs_run){first, count, bytes};
 	return 0;
 }
