@@ -230,7 +230,7 @@ def edits():
         eq(q2[4][:34] + q2[4][36:], q[4][:34] + q[4][36:])
         eq(q2[4][34:36], b"\x00\x3c")
         a = np.load(m.m("tiny_llama.gguf", "tensors", "blk", "0", "attn_q", "weight", "data.npy"))
-        eq(list(a[0, 32:34]), [float(np.int8(q[4][36])), float(np.int8(q[4][37]))], "d = 1")
+        eq(list(a[0, 32:34]), [float(x) for x in np.frombuffer(q[4][36:38], np.int8)], "d = 1")
         # an f32 tensor with values.txt
         p = m.m("tiny_llama.gguf", "tensors", "token_embd", "weight", "values.txt")
         v = np.loadtxt(p, dtype=np.float32)
