@@ -4,14 +4,19 @@ bit-exact, through the mount and by an independent decoder of the source:
 values.txt of PLearn ascii (.psave in %.18g style, a hand-written .plearn
 and .amat files whose numbers show 2-12 digits, where %.15g would lose
 digits), DAPHNE (values.txt, matrix.mtx, a frame column; frame.csv is read-only,
-read back after the edit; the .meta sidecar holds only integers)."""
+read back after the edit; the .meta sidecar holds only integers); float64
+tensors of safetensors, GGUF (and a float64 metadata value), .npy and .npz
+members stored and deflated, each source read back by its own reader
+(json + struct, the tests' GGUF reader, NumPy)."""
 import json
 import os
 import struct
+import zipfile
 
 import numpy as np
 
 import dbdf_decode as dd
+import gguf_write as gw
 import plearn_decode as pd
 from harness import Mount, check, eq, run
 
@@ -150,5 +155,51 @@ def test_frame_column():
         same(np.asarray(columns[names.index("price")]).tolist(), want, "source of " + name)
 
 
+def test_safetensors_f64():
+    raw = np.zeros((4, 3), "<f8").tobytes()
+    h = json.dumps({"w": {"dtype": "F64", "shape": [4, 3], "data_offsets": [0, len(raw)]}},
+                   separators=(",", ":")).encode()
+    h += b" " * (-len(h) % 8)
+    with Mount([]) as m:
+        with open(m.s("m.safetensors"), "wb") as f:
+            f.write(struct.pack("<Q", len(h)) + h + raw)
+        flat = put_values(m, m.m("m.safetensors", "tensors", "w"), 12)
+        b = open(m.s("m.safetensors"), "rb").read()
+        n = struct.unpack("<Q", b[:8])[0]
+        eq(b[8:8 + n], h, "the header")
+        same(np.frombuffer(b[8 + n:], "<f8").tolist(), flat, "the source's buffer")
+
+
+def test_gguf_f64():
+    with Mount([]) as m:
+        gw.write(m.s("m.gguf"), [("general.name", "str", "digits"), ("x.scale", "f64", 0.5)],
+                 [("w", 28, [3, 4], np.zeros(12, "<f8").tobytes())])
+        flat = put_values(m, m.m("m.gguf", "tensors", "w"), 12)
+        for v in HARD:
+            with open(m.m("m.gguf", "metadata", "x.scale"), "w") as f:
+                f.write(repr(v) + "\n")
+            same([float(open(m.m("m.gguf", "metadata", "x.scale")).read())], [v],
+                 "metadata x.scale read back")
+            g = gw.read(m.s("m.gguf"))
+            same([g["kvs"][1][2]], [v], "x.scale in the source")
+        same(np.frombuffer(g["tensors"][0][4], "<f8").tolist(), flat, "the source's tensor")
+
+
+def test_numpy_f64():
+    with Mount([]) as m:
+        np.save(m.s("a.npy"), np.zeros((4, 3)))
+        for name, save in (("s.npz", np.savez), ("c.npz", np.savez_compressed)):
+            save(m.s(name), w=np.zeros((4, 3)), other=np.arange(4))
+        flat = put_values(m, m.m("a.npy"), 12)
+        same(np.load(m.s("a.npy")).ravel().tolist(), flat, "a.npy")
+        for name in ("s.npz", "c.npz"):
+            flat = put_values(m, m.m(name, "tensors", "w"), 12)
+            check(zipfile.ZipFile(m.s(name)).testzip() is None, name + " CRCs")
+            with np.load(m.s(name)) as z:
+                same(z["w"].ravel().tolist(), flat, name + " member w")
+                eq(z["other"].tolist(), [0, 1, 2, 3], name + " member other")
+
+
 if __name__ == "__main__":
-    run([test_amat, test_plearn_ascii, test_daphne_values, test_daphne_mtx, test_frame_column])
+    run([test_amat, test_plearn_ascii, test_daphne_values, test_daphne_mtx, test_frame_column,
+         test_safetensors_f64, test_gguf_f64, test_numpy_f64])

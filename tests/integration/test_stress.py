@@ -10,23 +10,30 @@ An mmap of a file opened while another generation's files still use the
 cache fails with ENODEV (that open reads past the cache): counted, never
 torn. Variants: values.txt, data, data.npy (read and mmap), -o
 text_cache=0, a tensor of several MB of text (chunked, read-ahead and
-kept-text paths), several MB of data, 8 processes.
+kept-text paths), several MB of data, 8 processes; and the three views of a
+tensor in each other source format (safetensors, .npz stored and deflated,
+GGUF), the source checked by its own independent reader.
 
 MFS_STRESS_SECONDS: how long each variant runs (default 5).
+MFS_STRESS_FORMAT_SECONDS: the same for the other formats' variants
+(default 2, at most MFS_STRESS_SECONDS).
 MFS_STRESS_REPEAT: rounds of readers and writers in each variant's mount,
 each checked (default 1).
 MFS_STRESS_ONLY: comma-separated test names to run (default all).
 MFS_STRESS_SHAPE: the tensor of the 250x400 variants, e.g. 100x700 (more
 than 16 chunks of 4096 numbers keeps reading ahead on)."""
+import json
 import os
 import signal
 import struct
 import subprocess
 import time
+import zipfile
 
 import numpy as np
 
 from harness import Mount, check, eq, run
+import gguf_write as gw
 from primitiv_decode import decode
 
 SECONDS = float(os.environ.get("MFS_STRESS_SECONDS", "5"))
@@ -35,6 +42,8 @@ REPEAT = int(os.environ.get("MFS_STRESS_REPEAT", "1"))
 # machine under a sanitizer is slow, a deadlock is forever).
 SHAPE = tuple(int(d) for d in os.environ.get("MFS_STRESS_SHAPE", "250x400").split("x"))
 GRACE = float(os.environ.get("MFS_STRESS_GRACE", "240"))
+# The other source formats' variants run shorter (12 of them).
+FORMAT_SECONDS = float(os.environ.get("MFS_STRESS_FORMAT_SECONDS", str(min(SECONDS, 2))))
 
 
 def u32(v):
@@ -103,21 +112,104 @@ def dump_threads(m):
     return r.stdout[-60000:] + r.stderr[-2000:]
 
 
-def stress(view, shape, readers, writers, opts=(), mappers=0):
+class Primitiv:
+    """A primitiv model with one float32 parameter w (column-major)."""
+    file, order = "m.model", "F"
+
+    def write(self, path, a):
+        with open(path, "wb") as f:
+            f.write(model_bytes(a))
+
+    def tensor(self):
+        return ("m.model", "params", "w", "value")
+
+    def values(self, path, shape):
+        got = decode(path)["params"]["w"]["value"]["values"]
+        return np.array(got, dtype=np.float32).reshape(shape, order="F")
+
+
+class Safetensors:
+    """One F32 tensor w, header as the reference writer pads it."""
+    file, order = "m.safetensors", "C"
+
+    def write(self, path, a):
+        raw = a.astype("<f4").tobytes()
+        h = json.dumps({"__metadata__": {"format": "pt"},
+                        "w": {"dtype": "F32", "shape": list(a.shape),
+                              "data_offsets": [0, len(raw)]}}, separators=(",", ":")).encode()
+        h += b" " * (-len(h) % 8)
+        with open(path, "wb") as f:
+            f.write(struct.pack("<Q", len(h)) + h + raw)
+
+    def tensor(self):
+        return ("m.safetensors", "tensors", "w")
+
+    def values(self, path, shape):
+        b = open(path, "rb").read()
+        n = struct.unpack("<Q", b[:8])[0]
+        e = json.loads(b[8:8 + n])["w"]
+        check(e["dtype"] == "F32" and e["shape"] == list(shape), "the header: %s" % e)
+        s, t = e["data_offsets"]
+        return np.frombuffer(b[8 + n + s:8 + n + t], dtype="<f4").reshape(shape)
+
+
+class Npz:
+    """An archive of members w and b, written by NumPy (stored or deflated)."""
+    order = "C"
+
+    def __init__(self, compressed):
+        self.compressed = compressed
+        self.file = "m-z.npz" if compressed else "m.npz"
+
+    def write(self, path, a):
+        save = np.savez_compressed if self.compressed else np.savez
+        with open(path, "wb") as f:
+            save(f, w=a.astype("<f4"), b=np.arange(5))
+
+    def tensor(self):
+        return (self.file, "tensors", "w")
+
+    def values(self, path, shape):
+        check(zipfile.ZipFile(path).testzip() is None, "the archive's CRCs")
+        with np.load(path) as z:
+            eq(z["b"].tolist(), list(range(5)), "the other member")
+            return z["w"]
+
+
+class Gguf:
+    """A GGUF v3 file with one F32 tensor w (dims reversed) and a name."""
+    file, order = "m.gguf", "C"
+
+    def write(self, path, a):
+        gw.write(path, [("general.name", "str", "stress")],
+                 [("w", 0, list(reversed(a.shape)), a.astype("<f4").tobytes())])
+
+    def tensor(self):
+        return ("m.gguf", "tensors", "w")
+
+    def values(self, path, shape):
+        g = gw.read(path)
+        eq(g["kvs"][0][2], b"stress", "general.name")
+        name, ty, ne, off, raw = g["tensors"][0]
+        eq(list(reversed(ne)), list(shape), "the tensor's dims")
+        return np.frombuffer(raw, dtype="<f4").reshape(shape)
+
+
+def stress(view, shape, readers, writers, opts=(), mappers=0, fmt=None, seconds=SECONDS):
+    fmt = fmt or Primitiv()
     rng = np.random.default_rng(len(view) + shape[0])
     a = rng.standard_normal(shape).astype(np.float32)
     b = (a * 2 + 1).astype(np.float32)
     with Mount([], opts=list(opts)) as m:
-        with open(m.s("m.model"), "wb") as f:
-            f.write(model_bytes(a))
-        view_path = m.m("m.model", "params", "w", "value", view)
+        fmt.write(m.s(fmt.file), a)
+        view_path = m.m(*fmt.tensor(), view)
         # The two contents as the view renders them (what readers must see).
         texts = []
         for vals in (b, a):
             if view == "values.txt":
                 body = ("\n".join(" ".join(repr(float(x)) for x in row) for row in vals) + "\n").encode()
             elif view == "data":
-                body = vals.astype("<f4").tobytes(order="F")
+                body = vals.astype("<f4").tobytes(order=fmt.order)
             else:
                 body = None
             if body is None:
@@ -126,7 +218,7 @@ def stress(view, shape, readers, writers, opts=(), mappers=0):
                 body = open(path, "rb").read()
             with open(view_path, "wb") as f:
                 f.write(body)
-            texts.append(m.read("m.model", "params", "w", "value", view))
+            texts.append(m.read(*fmt.tensor(), view))
         files = []
         for k, t in enumerate(reversed(texts)):  # [a's, b's]
             p = os.path.join(m.tmp, "content%d" % k)
@@ -135,22 +227,23 @@ def stress(view, shape, readers, writers, opts=(), mappers=0):
             files.append(p)
         total = [0, 0, 0, 0]  # reads, not whole, commits, mmaps refused
         for _ in range(REPEAT):
-            r = one_round(m, view, view_path, files, texts, (a, b), readers, writers, mappers)
+            r = one_round(m, fmt, view, view_path, files, texts, (a, b), readers, writers, mappers,
+                          seconds)
             total = [x + y for x, y in zip(total, r)]
-    print("%s %s %s: %d rounds, %d reads (%d not whole, %d mmaps refused), %d commits"
-          % (view, shape, " ".join(opts), REPEAT, total[0], total[1], total[3], total[2]))
+    print("%s %s %s %s: %d rounds, %d reads (%d not whole, %d mmaps refused), %d commits"
+          % (fmt.file, view, shape, " ".join(opts), REPEAT, total[0], total[1], total[3], total[2]))
 
 
-def one_round(m, view, view_path, files, texts, ab, readers, writers, mappers=0):
+def one_round(m, fmt, view, view_path, files, texts, ab, readers, writers, mappers, seconds):
     """Readers (mappers of them by mmap) and writers for SECONDS, then the
     checks: (reads, reads not whole, commits, mmaps refused)."""
     a, b = ab
     roles = ["mmap"] * mappers + ["read"] * (readers - mappers) + ["write"] * writers
     workers = [subprocess.Popen(["/usr/bin/python3", "-c", WORKER, view_path, role,
-                                 str(SECONDS)] + files,
+                                 str(seconds)] + files,
                                 stdout=subprocess.PIPE, text=True)
                for role in roles]
-    deadline = time.time() + SECONDS + GRACE
+    deadline = time.time() + seconds + GRACE
     while time.time() < deadline and any(w.poll() is None for w in workers):
         time.sleep(0.2)
     if any(w.poll() is None for w in workers):
@@ -169,15 +262,14 @@ def one_round(m, view, view_path, files, texts, ab, readers, writers, mappers=0)
     torn = sum(int(d[3]) for d in done)
     eq(torn, 0, "torn or foreign reads:\n" + "".join(outs)[-4000:])
     check(m.proc.poll() is None, "the daemon died")
-    final = m.read("m.model", "params", "w", "value", view)
+    final = m.read(*fmt.tensor(), view)
     check(final in texts, "the view after the run is not a committed content")
     want = a if final == texts[1] else b if final == texts[0] else None
     # The source is a committed content, the one the view served last.
-    got = decode(m.s("m.model"))["params"]["w"]["value"]["values"]
-    got = np.array(got, dtype=np.float32)
-    whole = [np.array_equal(got, v.ravel(order="F")) for v in (a, b)]
+    got = fmt.values(m.s(fmt.file), a.shape)
+    whole = [np.array_equal(got, v) for v in (a, b)]
     check(any(whole), "the source is neither committed content (%d, %d elements differ)"
-          % tuple(int((got != v.ravel(order="F")).sum()) for v in (a, b)))
+          % tuple(int((got != v).sum()) for v in (a, b)))
     check(want is None or whole[0] == (want is a), "the source is not the last commit")
     return (sum(int(d[2]) for d in done if d[1] != "write"), torn,
             sum(int(d[2]) for d in done if d[1] == "write"),
@@ -241,10 +333,34 @@ def test_eight_processes():
     stress("values.txt", SHAPE, 5, 3)
 
 
+def each_view(fmt):
+    """values.txt, data and data.npy (two readers of it by mmap) of fmt's
+    tensor: the commit paths differ by format (in place, header rewrite,
+    archive re-compressed), the views and their checks do not."""
+    for view, mappers in (("values.txt", 0), ("data", 0), ("data.npy", 2)):
+        stress(view, SHAPE, 4, 2, mappers=mappers, fmt=fmt, seconds=FORMAT_SECONDS)
+
+
+def test_safetensors():
+    each_view(Safetensors())
+
+
+def test_npz_stored():
+    each_view(Npz(False))
+
+
+def test_npz_deflated():
+    each_view(Npz(True))
+
+
+def test_gguf():
+    each_view(Gguf())
+
+
 if __name__ == "__main__":
     tests = [test_rename_under_reader, test_values_txt, test_data, test_data_npy, test_large_data, test_no_text_cache,
              test_large_text,
-             test_eight_processes]
+             test_eight_processes, test_safetensors, test_npz_stored, test_npz_deflated, test_gguf]
     only = os.environ.get("MFS_STRESS_ONLY")
     if only:
         tests = [t for t in tests if t.__name__ in only.split(",")]
