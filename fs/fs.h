@@ -28,6 +28,7 @@ struct fsopts {
 	double timeout;          /* entry/attr timeout for unchanged entries */
 	uint64_t max_buffer;     /* bytes one written view may hold */
 	uint64_t max_scratch;    /* bytes all editor scratch files may hold */
+	uint64_t progress;       /* rewrites of files this large log their progress */
 	int ro;
 	int foreground, debug, singlethread;
 	int no_inplace;          /* always rewrite whole files (tests) */

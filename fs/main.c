@@ -56,6 +56,8 @@ static const char usage[] =
 	"                           for the reads that follow, all together; 0: none\n"
 	"                           [a sixteenth of the memory, at most 1G]\n"
 	"                           (BYTES: a number with an optional k, M, G or T)\n"
+	"    -o progress=BYTES      a commit that rewrites a file of at least BYTES logs\n"
+	"                           its progress, every quarter of BYTES [1G]\n"
 	"    -o no_inplace          commit every change by rewriting the whole file [off]\n"
 	"    -o no_fsync            commit without fsync; not crash-safe, for tests [off]\n"
 	"\n"
@@ -81,7 +83,7 @@ enum { KEY_HELP, KEY_VERSION, KEY_RO, KEY_RW, KEY_ALLOW_OTHER, KEY_IGNORE };
 
 struct cli {
 	char *source;
-	char *max_buffer, *max_scratch, *text_cache;
+	char *max_buffer, *max_scratch, *text_cache, *progress;
 	int help, version;
 	int has_fsname, has_subtype;  /* given by the user: ours are not added */
 };
@@ -99,6 +101,7 @@ static const struct fuse_opt cli_opts[] = {
 	{"max_buffer=%s", offsetof(struct cli, max_buffer), 0},
 	{"max_scratch=%s", offsetof(struct cli, max_scratch), 0},
 	{"text_cache=%s", offsetof(struct cli, text_cache), 0},
+	{"progress=%s", offsetof(struct cli, progress), 0},
 	{"fsname=", offsetof(struct cli, has_fsname), 1},
 	{"subtype=", offsetof(struct cli, has_subtype), 1},
 	FUSE_OPT_KEY("fsname=", FUSE_OPT_KEY_KEEP),
@@ -292,6 +295,7 @@ static int parse_options(struct fuse_args *a, struct fuse_cmdline_opts *co)
 	fs.o.timeout = 86400.0;
 	fs.o.max_buffer = 1ull << 30;
 	fs.o.max_scratch = 256ull << 20;
+	fs.o.progress = 1ull << 30;
 	if (fuse_opt_parse(a, &cli, cli_opts, cli_proc) < 0 ||
 	    fuse_opt_parse(a, &fs.o, fs_opts, NULL) < 0)
 		return 3;
@@ -306,8 +310,9 @@ static int parse_options(struct fuse_args *a, struct fuse_cmdline_opts *co)
 		return 1;
 	}
 	if ((cli.max_buffer && parse_size(cli.max_buffer, &fs.o.max_buffer) < 0) ||
-	    (cli.max_scratch && parse_size(cli.max_scratch, &fs.o.max_scratch) < 0)) {
-		fprintf(stderr, "modelfs: bad size in -o max_buffer/max_scratch\n");
+	    (cli.max_scratch && parse_size(cli.max_scratch, &fs.o.max_scratch) < 0) ||
+	    (cli.progress && parse_size(cli.progress, &fs.o.progress) < 0)) {
+		fprintf(stderr, "modelfs: bad size in -o max_buffer/max_scratch/progress\n");
 		return 3;
 	}
 	if (cli.text_cache) {

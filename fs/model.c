@@ -487,6 +487,15 @@ static void bump_mtime(struct inode *i, void *arg)
 	inode_set_mtime(i, *t);
 }
 
+/* A long rewrite's progress, to the log (mfs_commit_opts.progress). */
+static void log_progress(void *ctx, const char *name, uint64_t done, uint64_t total)
+{
+	(void)ctx;
+	log_msg(LOG_INFO, "%s: rewriting, %llu of %llu MiB written (%d%%)", name,
+		(unsigned long long)(done >> 20), (unsigned long long)(total >> 20),
+		total ? (int)(done * 100 / total) : 100);
+}
+
 int fsmodel_commit(struct fsmodel *fm, struct inode *vi, const struct mfs_content *c, int own,
 		   struct mfs_err *err)
 {
@@ -520,7 +529,9 @@ int fsmodel_commit(struct fsmodel *fm, struct inode *vi, const struct mfs_conten
 		ret = mfs_error(err, errno, "cannot open the directory: %s", strerror(errno));
 		goto out;
 	}
-	struct mfs_commit_opts o = {.no_inplace = fs.o.no_inplace, .no_fsync = fs.o.no_fsync};
+	struct mfs_commit_opts o = {.no_inplace = fs.o.no_inplace, .no_fsync = fs.o.no_fsync,
+				    .progress = log_progress, .progress_min = fs.o.progress,
+				    .progress_step = fs.o.progress / 4};
 	bool inplace = !o.no_inplace && mfs_patch_same_size(&p) && p.n;
 	if (inplace) {
 		/* In place only when no other open file reads this source: one

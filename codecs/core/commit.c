@@ -216,22 +216,76 @@ static int replace_file(int dirfd, const char *name, const struct rewrite *rw,
 struct patched {
 	const struct mfs_model *m;
 	const struct mfs_patch *p;
+	const struct mfs_commit_opts *o;
+	uint64_t total;       /* the new file's size */
+	uint64_t step;        /* bytes between progress calls; 0: none */
+	uint64_t next;        /* the next call once this many are written */
 };
+
+/* The new file's size: the old one with every span's length changed. */
+static uint64_t patched_size(const struct mfs_model *m, const struct mfs_patch *p)
+{
+	uint64_t n = m->size;
+	for (size_t i = 0; i < p->n; i++)
+		n = n - p->spans[i].len + p->spans[i].dlen;
+	return n;
+}
+
+static void progress_init(struct patched *pa)
+{
+	const struct mfs_commit_opts *o = pa->o;
+	pa->total = patched_size(pa->m, pa->p);
+	pa->step = 0;
+	if (o->progress && pa->total >= o->progress_min) {
+		pa->step = o->progress_step > COPY_CHUNK ? o->progress_step : COPY_CHUNK;
+		pa->next = pa->step;
+	}
+}
+
+/* Reports when written passed the next mark (and at the end). */
+static void progress_at(struct patched *pa, uint64_t written)
+{
+	if (!pa->step || (written < pa->next && written < pa->total))
+		return;
+	pa->o->progress(pa->o->progress_ctx, pa->m->name, written, pa->total);
+	pa->next = (written / pa->step + 1) * pa->step;
+}
+
+/* [src, src + len) of the old file to dst of the new, in pieces of the
+ * progress step when progress is reported. */
+static int copy_old(struct patched *pa, int fd, uint64_t src, uint64_t dst, uint64_t len,
+		    char *buf)
+{
+	const struct mfs_model *m = pa->m;
+	if (m->fd < 0)
+		return write_all(fd, m->base + src, (size_t)len, dst);
+	while (len) {
+		uint64_t n = pa->step && pa->next > dst && len > pa->next - dst ? pa->next - dst : len;
+		int r = copy_range(m->fd, src, fd, dst, n, buf);
+		if (r < 0)
+			return r;
+		src += n;
+		dst += n;
+		len -= n;
+		progress_at(pa, dst);
+	}
+	return 0;
+}
 
 static int fill_patched(int fd, void *arg, struct mfs_err *err)
 {
-	const struct patched *pa = arg;
+	struct patched *pa = arg;
 	const struct mfs_patch *p = pa->p;
 	char *buf = malloc(COPY_CHUNK);
 	if (!buf)
 		return mfs_error(err, ENOMEM, "out of memory");
+	progress_init(pa);
 	uint64_t src = 0, dst = 0;
 	int r = 0;
 	for (size_t i = 0; i <= p->n && r == 0; i++) {
 		uint64_t next = i < p->n ? p->spans[i].off : pa->m->size;
 		if (next > src)
-			r = pa->m->fd >= 0 ? copy_range(pa->m->fd, src, fd, dst, next - src, buf)
-					   : write_all(fd, pa->m->base + src, (size_t)(next - src), dst);
+			r = copy_old(pa, fd, src, dst, next - src, buf);
 		dst += next - src;
 		if (r || i == p->n)
 			break;
@@ -239,6 +293,7 @@ static int fill_patched(int fd, void *arg, struct mfs_err *err)
 		r = write_span(fd, s, dst, (uint8_t *)buf);
 		dst += s->dlen;
 		src = s->off + s->len;
+		progress_at(pa, dst);
 	}
 	free(buf);
 	if (r < 0 && !err->code)
@@ -439,7 +494,7 @@ int mfs_commit(int dirfd, const struct mfs_model *m, const struct mfs_patch *p,
 		if (!o->no_inplace && mfs_patch_same_size(p)) {
 			r = commit_inplace(dirfd, m, p, &st, o, err);
 		} else {
-			struct patched pa = {m, p};
+			struct patched pa = {.m = m, .p = p, .o = o};
 			struct rewrite rw = {fill_patched, &pa, m->codec, &st};
 			r = replace_file(dirfd, m->name, &rw, o, err);
 		}

@@ -23,6 +23,12 @@
 struct mfs_commit_opts {
 	bool no_inplace;    /* always rewrite the whole file */
 	bool no_fsync;      /* tests only: skip fsync (not crash-safe) */
+	/* A full rewrite of a new file of progress_min bytes or more calls
+	 * progress (when set) after every progress_step bytes written (at
+	 * least 1 MiB) and once at the end: name, bytes written, new size. */
+	void (*progress)(void *ctx, const char *name, uint64_t done, uint64_t total);
+	void *progress_ctx;
+	uint64_t progress_min, progress_step;
 };
 
 /* Apply p, made against model m, to m->name in dirfd. m->fd must be the

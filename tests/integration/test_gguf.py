@@ -270,6 +270,26 @@ def malformed():
         check("cut.gguf" in errs and "bigendian.gguf: big-endian" in errs, errs)
 
 
+def rewrite_progress():
+    """A rewrite of a file of at least -o progress bytes logs its progress
+    (every quarter of it, then the end), and moves 6 MiB of tensor data
+    bit-exact."""
+    rng = np.random.default_rng(3)
+    raw = rng.integers(0, 256, 6 << 20, dtype=np.uint8).tobytes()
+    with Mount([], opts=["-o", "progress=4M"]) as m:
+        gw.write(m.s("big.gguf"), [("general.name", "str", "big")],
+                 [("t.weight", 0, [1024, 1536], raw)])
+        m.sh("echo 'a name long enough to move the data section' > big.gguf/metadata/general.name")
+        g = gw.read(m.s("big.gguf"))
+        eq(g["kvs"][0][2], b"a name long enough to move the data section", "the new name")
+        check(g["tensors"][0][4] == raw, "the tensor's bytes moved bit-exact")
+        lines = [l for l in open(m.log).read().splitlines() if "rewriting" in l]
+        check(len(lines) >= 2 and "big.gguf" in lines[0] and lines[-1].endswith("(100%)"),
+              "progress lines in the log: %r" % lines)
+        independent_check(m.s("big.gguf"))
+
+
 if __name__ == "__main__":
     NODE = reader_dir()
-    run([tree_and_metadata, dequantized_values, every_type_and_alignment, edits, malformed])
+    run([tree_and_metadata, dequantized_values, every_type_and_alignment, edits, malformed,
+         rewrite_progress])
