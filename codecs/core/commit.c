@@ -42,6 +42,19 @@ static void journal_name(const char *name, char out[256])
 			 (unsigned long long)mfs_hash64(name, n, 0x6a726e6c), JOURNAL_SUFFIX);
 }
 
+/* A private lock on a commit's temporary file or journal, held from its
+ * creation until it is renamed or removed: recovery leaves locked ones
+ * alone. An open file description's lock, so that even another thread of
+ * this process sees it taken. Waits while a recovery holds it a moment. */
+static int lock_private(int fd)
+{
+	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+	return fcntl(fd, F_OFD_SETLKW, &fl);
+}
+
+/* A new temporary file beside name, locked and still under its name (a
+ * recovery may have removed it between its creation and the lock: then
+ * another name). */
 static int tmp_open(int dirfd, const char *name, char out[256], struct mfs_err *err)
 {
 	for (int tries = 0; tries < 100; tries++) {
@@ -51,13 +64,29 @@ static int tmp_open(int dirfd, const char *name, char out[256], struct mfs_err *
 		snprintf(out, 256, ".%.200s%s%012llx", name, TMP_MARK,
 			 (unsigned long long)(rnd & 0xffffffffffffull));
 		int fd = openat(dirfd, out, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-		if (fd >= 0)
-			return fd;
-		if (errno != EEXIST)
+		if (fd < 0 && errno != EEXIST)
 			return mfs_error(err, errno, "cannot create a temporary file beside %s: %s", name,
 					 strerror(errno));
+		if (fd < 0)
+			continue;
+		struct stat st;
+		if (lock_private(fd) == 0 && fstat(fd, &st) == 0 && st.st_nlink > 0)
+			return fd;
+		close(fd);
 	}
 	return mfs_error(err, EEXIST, "cannot find a free temporary name beside %s", name);
+}
+
+/* Removes the temporary file tmp unless a commit holds it. */
+static void remove_tmp(int dirfd, const char *tmp)
+{
+	int fd = openat(dirfd, tmp, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return;
+	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+	if (fcntl(fd, F_OFD_SETLK, &fl) == 0)
+		unlinkat(dirfd, tmp, 0);
+	close(fd);
 }
 
 static int write_all(int fd, const void *buf, size_t len, uint64_t off)
@@ -190,8 +219,6 @@ static int replace_file(int dirfd, const char *name, const struct rewrite *rw,
 	}
 	if (r == 0 && !o->no_fsync && fsync(fd) < 0)
 		r = mfs_error(err, errno, "fsync: %s", strerror(errno));
-	if (close(fd) < 0 && r == 0)
-		r = mfs_error(err, errno, "close: %s", strerror(errno));
 	if (r == 0 && rw->validate) {
 		struct mfs_model *check;
 		struct mfs_err verr = {0};
@@ -204,10 +231,13 @@ static int replace_file(int dirfd, const char *name, const struct rewrite *rw,
 	}
 	if (r == 0 && renameat(dirfd, tmp, dirfd, name) < 0)
 		r = mfs_error(err, errno, "rename over %s: %s", name, strerror(errno));
-	if (r < 0) {
+	if (r < 0)
 		unlinkat(dirfd, tmp, 0);
+	/* Closed (its lock released) only once renamed or removed. */
+	if (close(fd) < 0 && r == 0)
+		r = mfs_error(err, errno, "close: %s", strerror(errno));
+	if (r < 0)
 		return r;
-	}
 	if (!o->no_fsync && fsync(dirfd) < 0)
 		return mfs_error(err, errno, "fsync of the directory: %s", strerror(errno));
 	return 0;
@@ -384,15 +414,6 @@ static int journal_write(int jfd, const char *name, const struct stat *st,
 
 static int roll_back(int dirfd, const char *jn, int jfd, struct mfs_err *err);
 
-/* The journal's lock: held by the committing process from the journal's
- * creation until it is removed (an open file description's lock, so that
- * even another thread of the same process sees it taken). */
-static int lock_journal(int jfd)
-{
-	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
-	return fcntl(jfd, F_OFD_SETLKW, &fl);  /* a recovery holds it briefly */
-}
-
 /* A new journal, locked and still under its name. */
 static int journal_create(int dirfd, const char *jn, struct mfs_err *err)
 {
@@ -403,7 +424,7 @@ static int journal_create(int dirfd, const char *jn, struct mfs_err *err)
 		/* A recovery may have taken the empty journal for a torn one
 		 * between the two calls, and removed it: then again. */
 		struct stat js;
-		if (lock_journal(jfd) == 0 && fstat(jfd, &js) == 0 && js.st_nlink > 0)
+		if (lock_private(jfd) == 0 && fstat(jfd, &js) == 0 && js.st_nlink > 0)
 			return jfd;
 		close(jfd);
 	}
@@ -677,7 +698,7 @@ int mfs_recover_dir(int dirfd, struct mfs_err *err)
 			else
 				found += x;
 		} else {
-			unlinkat(dirfd, e->d_name, 0);
+			remove_tmp(dirfd, e->d_name);
 		}
 	}
 	closedir(d);

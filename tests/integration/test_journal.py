@@ -10,7 +10,11 @@
 - crash: the daemon is killed between the two writes of an in-place patch
   (strace injects SIGKILL at the third pwrite64); then neither a read-only
   mount nor `modelfs cat` serves the half-patched file: it is refused, with
-  an errors line; a writable mount then rolls it back."""
+  an errors line; a writable mount then rolls it back.
+- recovery racing a rewrite: `modelfs set --no-inplace` rewrites the model
+  (a temporary file renamed over it) in a loop while the directory is
+  mounted again and again (each mount removes leftover temporary files):
+  a commit's own temporary file is never taken for a leftover."""
 import fcntl
 import os
 import shutil
@@ -181,8 +185,40 @@ def test_crash_cli():
     shutil.rmtree(m.tmp, ignore_errors=True)
 
 
+SETTER = r"""
+import subprocess, sys
+bin_, src, view, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+for i in range(n):
+    r = subprocess.run([bin_, "set", "--no-inplace", src, view, sys.argv[5 + i % 2]],
+                       capture_output=True)
+    if r.returncode:
+        sys.exit("commit %d: %s" % (i, r.stderr.decode()))
+"""
+
+
+def test_recovery_spares_commits():
+    m = Mount(["primitiv/" + MODEL])
+    src = m.s(MODEL)
+    text = subprocess.run([BIN, "cat", src, "/".join(VIEW)], capture_output=True,
+                          check=True).stdout.decode()
+    values = [edited(text, "0.5"), edited(text, "1.5")]
+    n = 60 if os.environ.get("MFS_VALGRIND") else 150
+    writer = subprocess.Popen(["/usr/bin/python3", "-c", SETTER, BIN, src, "/".join(VIEW),
+                               str(n)] + values, stderr=subprocess.PIPE)
+    mounts = 0
+    while writer.poll() is None:
+        m.start()
+        m.stop()
+        mounts += 1
+    err = writer.communicate()[1].decode()
+    eq(writer.returncode, 0, "a rewrite failed (%d mounts meanwhile): %s" % (mounts, err[-2000:]))
+    eq(elements(src), (1.5, 1.5) if n % 2 == 0 else (0.5, 0.5), "the last commit")
+    leftovers = [f for f in os.listdir(m.src) if f.startswith(".")]
+    eq(leftovers, [], "files left beside the model")
+    shutil.rmtree(m.tmp, ignore_errors=True)
+
 if __name__ == "__main__":
-    tests = [test_commit_race, test_crash_read_only, test_crash_cli]
+    tests = [test_commit_race, test_crash_read_only, test_crash_cli, test_recovery_spares_commits]
     only = os.environ.get("MFS_JOURNAL_ONLY")
     if only:
         tests = [t for t in tests if t.__name__ in only.split(",")]
