@@ -31,6 +31,10 @@ struct mfs_bands {
 void mfs_bands_init(struct mfs_bands *bs);
 void mfs_bands_free(struct mfs_bands *bs);
 
+struct mfs_hole {
+	uint64_t start, end;
+};
+
 struct mfs_model_impl {
 	struct mfs_arena arena;
 	uint32_t cap_nodes, cap_tensors, cap_frames;
@@ -51,6 +55,10 @@ struct mfs_model_impl {
 	size_t map_len;
 	uint8_t *sidecar_buf;       /* owned copy of the sidecar */
 	bool owns_fd;
+	/* The source's holes (read as zeros without being stored), sorted,
+	 * each at least MFS_HOLE_MIN long (holes.c). */
+	struct mfs_hole *holes;
+	size_t nholes;
 	uint64_t uid;               /* unique among the models of this process */
 };
 
@@ -59,6 +67,14 @@ void mfs_tcache_free(struct mfs_tcache *c);
 void mfs_frame_cache_free(struct mfs_chunked *c);  /* view_csv.c */
 
 
+
+/* holes.c: the source's holes, found with SEEK_HOLE/SEEK_DATA on fd at open
+ * (none where the file system does not tell); whether [off, off + len) lies
+ * in one of them. */
+#define MFS_HOLE_MIN (64u << 10)
+#define MFS_HOLES_MAX 4096u
+void mfs_holes_find(struct mfs_model *m, int fd);
+bool mfs_model_in_hole(const struct mfs_model *m, uint64_t off, uint64_t len);
 
 /* model.c */
 mfs_id mfs_model_add_root(struct mfs_model *m);

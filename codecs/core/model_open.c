@@ -73,6 +73,7 @@ void mfs_model_free(struct mfs_model *m)
 	if (im->owns_fd && m->fd >= 0)
 		close(m->fd);
 	free(im->sidecar_buf);
+	free(im->holes);
 	free(im->slots);
 	free(im->dupes);
 	free(im->last);
@@ -276,6 +277,7 @@ int mfs_model_open_as(struct mfs_model **out, int dirfd, const char *path, const
 		}
 		/* Indexing hops from header to header: no readahead of the data. */
 		madvise(p, (size_t)size, MADV_RANDOM);
+		mfs_holes_find(m, fd);
 		m->impl->map = p;
 		m->impl->map_len = (size_t)size;
 		m->base = p;

@@ -189,6 +189,39 @@ static int measure_all(struct pass *p, struct mfs_err *err)
 	return r;
 }
 
+/* Every chunk's length at once when c->zeros knows all but a few (the
+ * chunks sharing a block with data): those few are rendered here. 1 when
+ * sized, 0 when the full pass is needed. */
+static int zeros_pass(struct mfs_model *m, struct mfs_chunked *c, struct mfs_err *err)
+{
+	uint64_t *lens = malloc((size_t)c->nchunks * sizeof(uint64_t));
+	if (!lens)
+		return 0;
+	uint64_t unknown = c->zeros(m, c->obj, lens);
+	int r = unknown <= c->nchunks / 8 ? 1 : 0;
+	struct mfs_buf b = {0};
+	for (uint64_t k = 0; k < c->nchunks && unknown && r > 0; k++) {
+		if (lens[k] != MFS_LEN_UNKNOWN)
+			continue;
+		b.len = 0;
+		r = c->render(m, c->obj, k, &b, err);
+		lens[k] = b.len;
+		unknown--;
+		r = r < 0 ? r : 1;
+	}
+	mfs_buf_free(&b);
+	if (r > 0) {
+		pthread_mutex_lock(&c->lock);
+		for (uint64_t k = c->known; k < c->nchunks; k++)
+			c->offs[k + 1] = c->offs[k] + lens[k];
+		c->known = c->nchunks;
+		c->sized = true;
+		pthread_mutex_unlock(&c->lock);
+	}
+	free(lens);
+	return r;
+}
+
 /* The pass itself, if still needed (caller holds c->size_lock). */
 static int size_pass(struct mfs_model *m, struct mfs_chunked *c, struct mfs_err *err)
 {
@@ -196,6 +229,11 @@ static int size_pass(struct mfs_model *m, struct mfs_chunked *c, struct mfs_err 
 	bool sized = c->sized;
 	uint64_t from = c->known;
 	pthread_mutex_unlock(&c->lock);
+	if (!sized && c->zeros) {
+		int r = zeros_pass(m, c, err);
+		if (r != 0)
+			return r < 0 ? r : 0;
+	}
 	if (!sized && from == 0) {
 		int r = mfs_keep_pass(m, c, err);
 		if (r < 0)

@@ -33,6 +33,12 @@ typedef int (*mfs_measure_fn)(struct mfs_model *m, const void *obj, uint64_t par
 typedef int (*mfs_chunks_fn)(struct mfs_model *m, const void *obj, uint64_t k, uint64_t n,
 			     struct mfs_buf *out, uint64_t *lens, struct mfs_err *err);
 
+/* The lengths of the chunks whose source bytes all lie in a hole of the
+ * file (zeros: their text is known without reading them) into lens, the
+ * others' as MFS_LEN_UNKNOWN; returns how many are unknown. */
+#define MFS_LEN_UNKNOWN UINT64_MAX
+typedef uint64_t (*mfs_zeros_fn)(struct mfs_model *m, const void *obj, uint64_t *lens);
+
 struct mfs_chunked {
 	pthread_mutex_t lock;
 	pthread_mutex_t size_lock;  /* one size pass at a time (readers go on) */
@@ -40,6 +46,7 @@ struct mfs_chunked {
 	mfs_chunk_fn render;
 	mfs_chunks_fn render_n;     /* NULL: windows render chunk by chunk */
 	mfs_measure_fn measure;     /* NULL: the size renders every chunk */
+	mfs_zeros_fn zeros;         /* NULL: no shortcut for a source all in a hole */
 	uint64_t nparts;            /* slices of the work for measure */
 	uint64_t nchunks;
 	char *head;                 /* fixed prefix (may be empty), owned */

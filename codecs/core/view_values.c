@@ -277,6 +277,31 @@ static int values_measure(struct mfs_model *m, const void *tensor, uint64_t part
 	return 0;
 }
 
+/* Chunks whose elements all lie in a hole of the file are zeros: their
+ * text is known from one zero's and the separators'. A chunk's elements
+ * are one byte range in row-major storage; in column-major storage only
+ * the whole tensor is checked. */
+static uint64_t values_zeros(struct mfs_model *m, const void *tensor, uint64_t *lens)
+{
+	const struct mfs_tensor *t = tensor;
+	bool whole = mfs_model_in_hole(m, t->off, t->nelem * t->esize);
+	bool ranges = t->order == MFS_ROW_MAJOR || t->ndim < 2;
+	static const uint8_t zero[16];
+	char text[MFS_NUM_MAX + 2];
+	uint64_t zlen = render_run(t, zero, 1, ' ', text) - 1, unknown = 0;
+	for (uint64_t k = 0, first = 0; first < t->nelem; k++, first += MFS_CHUNK_ELEMS) {
+		uint64_t count = t->nelem - first < MFS_CHUNK_ELEMS ? t->nelem - first : MFS_CHUNK_ELEMS;
+		if (whole || (ranges && mfs_model_in_hole(m, t->off + first * t->esize,
+							   count * t->esize))) {
+			lens[k] = count * zlen + sep_bytes(t, first, count);
+		} else {
+			lens[k] = MFS_LEN_UNKNOWN;
+			unknown++;
+		}
+	}
+	return unknown;
+}
+
 mfs_measure_fn mfs_values_measurer(const struct mfs_tensor *t, uint64_t *nparts)
 {
 	if (t->ops || !t->nelem || (t->dtype != MFS_DT_F32 && t->dtype != MFS_DT_F64) ||
@@ -326,6 +351,9 @@ struct mfs_tcache *mfs_tcache_get(struct mfs_model *m, const struct mfs_tensor *
 					     "", 0) < 0)
 				goto oom;
 			c->values.measure = mfs_values_measurer(t, &c->values.nparts);
+			if (!t->ops && t->esize <= 16 && t->dtype != MFS_DT_CHAR8 && t->nelem &&
+			    t->nelem <= UINT64_MAX / t->esize)
+				c->values.zeros = values_zeros;
 			if (t->dtype != MFS_DT_CHAR8)
 				c->values.render_n = mfs_values_render_n;
 			c->has_values = true;

@@ -237,5 +237,49 @@ def test_sharded():
         check(os.path.isdir(os.path.join(d, "model/embed_tokens/weight")), "present shard")
 
 
+def sparse_write(path, specs, dense):
+    """A safetensors file of zero tensors (name, dtype, shape, element
+    size), its buffer a hole (truncate) unless dense (zeros written)."""
+    header, off = {}, 0
+    for name, dt, shape, es in specs:
+        n = int(np.prod(shape, dtype=np.int64)) * es
+        header[name] = {"dtype": dt, "shape": shape, "data_offsets": [off, off + n]}
+        off += n
+    text = json.dumps(header, separators=(",", ":"), sort_keys=True).encode()
+    text += b" " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text)
+        if dense:
+            for k in range(0, off, 1 << 20):
+                f.write(bytes(min(1 << 20, off - k)))
+        f.truncate(8 + len(text) + off)
+
+
+def test_sparse_sizes():
+    """Tensors stored in a hole of a sparse file (a preallocated or
+    sparse-copied checkpoint): their text views' sizes come without reading
+    them, and equal the sizes and contents of the same file written dense."""
+    specs = [("a", "BF16", [300, 1000], 2), ("b", "F32", [3, 200, 300], 4),
+             ("c", "I8", [70000], 1), ("d", "F64", [2, 3, 40, 500], 8),
+             ("e", "F8_E4M3", [1000, 700], 1), ("f", "F16", [50000, 3], 2),
+             ("g", "BOOL", [400, 300], 1)]
+    with Mount([]) as m:
+        sparse_write(m.s("sparse.safetensors"), specs, False)
+        sparse_write(m.s("dense.safetensors"), specs, True)
+        for name, dt, shape, es in specs:
+            views = sorted(os.listdir(m.m("dense.safetensors", "tensors", name)))
+            eq(sorted(os.listdir(m.m("sparse.safetensors", "tensors", name))), views, name)
+            for v in views:
+                a = m.m("sparse.safetensors", "tensors", name, v)
+                b = m.m("dense.safetensors", "tensors", name, v)
+                eq(os.stat(a).st_size, os.stat(b).st_size, "size of %s/%s" % (name, v))
+                eq(sha(a), sha(b), "content of %s/%s" % (name, v))
+        # 128 Mi bfloat16 zeros in a hole: "0" and a separator each, an
+        # empty line between the blocks of 4096 x 8 (sized without a pass)
+        sparse_write(m.s("big.safetensors"), [("w", "BF16", [4, 4096, 8192], 2)], False)
+        eq(os.stat(m.m("big.safetensors", "tensors", "w", "values.txt")).st_size,
+           2 * 4 * 4096 * 8192 + 3, "size of the large tensor's values.txt")
+
+
 run([test_read, test_edit_values, test_edit_metadata, test_unchanged_and_refused, test_bad_files,
-     test_reshape, test_sharded])
+     test_reshape, test_sharded, test_sparse_sizes])
