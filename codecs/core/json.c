@@ -117,6 +117,8 @@ static int plain_run(struct mfs_json *j)
 			continue;
 		}
 		size_t k = mfs_utf8_char(s + j->pos, j->len - j->pos);
+		if (!k && j->bytes)
+			k = 1;  /* a byte string: kept as it is */
 		if (!k)
 			return fail(j, "invalid UTF-8 in a string");
 		j->pos += k;
@@ -333,11 +335,12 @@ static int parse_value(struct mfs_json *j, uint32_t *out, int depth)
 	return 0;
 }
 
-int mfs_json_parse(struct mfs_json *j, const void *src, size_t len)
+static int parse_doc(struct mfs_json *j, const void *src, size_t len, bool bytes)
 {
 	memset(j, 0, sizeof(*j));
 	j->src = (const char *)src;
 	j->len = len;
+	j->bytes = bytes;
 	if (mfs_buf_reserve(&j->text, 1) < 0)  /* text.p is never NULL */
 		return fail(j, "out of memory");
 	uint32_t root;
@@ -347,6 +350,16 @@ int mfs_json_parse(struct mfs_json *j, const void *src, size_t len)
 	if (j->pos != j->len)
 		return fail(j, "trailing characters");
 	return 0;
+}
+
+int mfs_json_parse(struct mfs_json *j, const void *src, size_t len)
+{
+	return parse_doc(j, src, len, false);
+}
+
+int mfs_json_parse_bytes(struct mfs_json *j, const void *src, size_t len)
+{
+	return parse_doc(j, src, len, true);
 }
 
 void mfs_json_free(struct mfs_json *j)

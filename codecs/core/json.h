@@ -39,11 +39,16 @@ struct mfs_json {
 	uint32_t n, cap;
 	struct mfs_buf text;         /* decoded strings and keys, number spellings */
 	char err[96];                /* why parsing failed, with the byte offset */
+	bool bytes;                  /* strings are bytes: not UTF-8 is kept as is */
 };
 
 /* Parse a whole document (any value at the top; trailing white space
  * only). 0, or -1 with j->err set; free j either way. */
 int mfs_json_parse(struct mfs_json *j, const void *src, size_t len);
+/* The same for strings of bytes written by mfs_json_put_string (GGUF's
+ * strings need not be UTF-8): a byte of a string that is not part of a
+ * UTF-8 character is taken as it is, so every byte string reads back. */
+int mfs_json_parse_bytes(struct mfs_json *j, const void *src, size_t len);
 void mfs_json_free(struct mfs_json *j);
 
 /* The last member of object obj named key, or MFS_JSON_NIL. */

@@ -93,7 +93,7 @@ static int parse_lines(const char *s, size_t n, struct mfs_buf *out, uint64_t *c
 		size_t len = nl ? (size_t)(nl - (s + pos)) : n - pos;
 		line++;
 		struct mfs_json j;
-		int r = mfs_json_parse(&j, s + pos, len);
+		int r = mfs_json_parse_bytes(&j, s + pos, len);
 		if (r < 0 || j.v[0].type != MFS_JSON_STR) {
 			char q[MFS_QUOTE_MAX];
 			mfs_error(err, EINVAL, "line %llu: %s is not a JSON string literal%s%s",

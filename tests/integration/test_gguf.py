@@ -289,7 +289,28 @@ def rewrite_progress():
         independent_check(m.s("big.gguf"))
 
 
+def byte_tokens():
+    """Tokens that are not UTF-8 (byte-level vocabularies store raw bytes):
+    shown as JSON string lines with those bytes as they are; an unchanged
+    write-back is byte-identical, and sed -i on one token keeps the others'
+    bytes."""
+    toks = [b"<s>", b"\xff", b"a\x80b", b"\xe2\x82", "\u00e9".encode(), b"q\"\n"]
+    with Mount([]) as m:
+        gw.write(m.s("bytes.gguf"), [("general.name", "str", "bytes"),
+                                    ("tokenizer.ggml.tokens", ("array", "str"), toks)], [])
+        h = sha(m.s("bytes.gguf"))
+        p = m.m("bytes.gguf", "metadata", "tokenizer.ggml.tokens")
+        text = open(p, "rb").read()
+        eq(text.split(b"\n")[1:4], [b'"\xff"', b'"a\x80b"', b'"\xe2\x82"'], "raw bytes shown")
+        with open(p, "wb") as f:
+            f.write(text)
+        eq(sha(m.s("bytes.gguf")), h, "unchanged write-back")
+        m.sh("sed -i 's/<s>/<bos>/' bytes.gguf/metadata/tokenizer.ggml.tokens")
+        got = dict((k, v) for k, _, v in gw.read(m.s("bytes.gguf"))["kvs"])
+        eq(got["tokenizer.ggml.tokens"], [b"<bos>"] + toks[1:], "tokens after sed -i")
+
+
 if __name__ == "__main__":
     NODE = reader_dir()
     run([tree_and_metadata, dequantized_values, every_type_and_alignment, edits, malformed,
-         rewrite_progress])
+         rewrite_progress, byte_tokens])
