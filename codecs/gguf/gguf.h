@@ -82,6 +82,8 @@ int mfs_gguf_parse(struct mfs_model *m, struct gguf_file *f, struct mfs_err *err
 /* Size in bytes of one element of a scalar value type; 0 for strings and
  * arrays. */
 unsigned mfs_gguf_vt_size(uint32_t vt);
+/* The bytes one value of type vt at pos takes, in a parsed file. */
+uint64_t mfs_gguf_value_len(const uint8_t *base, uint64_t pos, uint32_t vt);
 /* The mfs_dtype of a numeric or bool value type; 0 for strings and arrays. */
 uint8_t mfs_gguf_vt_dtype(uint32_t vt);
 
@@ -99,7 +101,7 @@ int mfs_gguf_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_patc
 /* Node tags: what a node of the tree stands for. */
 #define GGUF_TAG_KV 1u      /* a metadata value: index in kv[] */
 #define GGUF_TAG_QDATA 2u   /* the raw `data` of a quantized tensor: index in ti[] */
-#define GGUF_TAG_NESTED 3u  /* inside an array of arrays (read-only) */
+#define GGUF_TAG_NESTED 3u  /* an array in an array of arrays: its value's offset */
 #define GGUF_TAG(kind, i) (((uint64_t)(kind) << 56) | (uint64_t)(i))
 #define GGUF_TAG_KIND(t) ((unsigned)((t) >> 56))
 #define GGUF_TAG_INDEX(t) ((t) & ((1ull << 56) - 1))

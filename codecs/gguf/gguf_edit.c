@@ -116,9 +116,23 @@ static int parse_lines(const char *s, size_t n, struct mfs_buf *out, uint64_t *c
 	return 0;
 }
 
-static int edit_strings(const struct mfs_model *m, const struct gguf_file *f,
-			const struct gguf_kv *kv, const char *s, size_t n, struct mfs_patch *p,
-			struct mfs_err *err)
+/* The bytes [*val, *end) of the array value a node or tensor tagged tag
+ * shows: a key's value, or an array inside an array of arrays. */
+static void array_span(const struct mfs_model *m, const struct gguf_file *f, uint64_t tag,
+		       uint64_t *val, uint64_t *end)
+{
+	uint64_t i = GGUF_TAG_INDEX(tag);
+	if (GGUF_TAG_KIND(tag) == GGUF_TAG_NESTED) {
+		*val = i;
+		*end = i + mfs_gguf_value_len(m->base, i, GGUF_ARR);
+	} else {
+		*val = f->kv[i].val;
+		*end = f->kv[i].end;
+	}
+}
+
+static int edit_strings(const struct mfs_model *m, const struct gguf_file *f, uint64_t tag,
+			const char *s, size_t n, struct mfs_patch *p, struct mfs_err *err)
 {
 	struct mfs_buf b = {0};
 	uint64_t count;
@@ -135,7 +149,9 @@ static int edit_strings(const struct mfs_model *m, const struct gguf_file *f,
 			r = mfs_error(err, ENOMEM, "out of memory");
 		else {
 			memcpy(kept, b.p, b.len);
-			r = kv_replace(m, f, p, kv->val, kv->end - kv->val, kept, b.len, err);
+			uint64_t val, end;
+			array_span(m, f, tag, &val, &end);
+			r = kv_replace(m, f, p, val, end - val, kept, b.len, err);
 		}
 	}
 	mfs_buf_free(&b);
@@ -164,19 +180,21 @@ static int edit_text(struct mfs_model *m, const struct gguf_file *f, const struc
 		return mfs_patch_ref(p, off + a, b - a, nw + a, b - a) < 0
 			       ? mfs_error(err, ENOMEM, "out of memory") : 0;
 	}
+	if (GGUF_TAG_KIND(tag) == GGUF_TAG_NESTED)
+		return edit_strings(m, f, tag, e->text, e->len, p, err);
 	if (GGUF_TAG_KIND(tag) != GGUF_TAG_KV)
 		return mfs_error(err, EACCES, "read-only");
 	const struct gguf_kv *kv = &f->kv[i];
 	if (kv->type == GGUF_STR)
 		return edit_string(m, f, kv, e->text, e->len, p, err);
 	if (kv->type == GGUF_ARR)
-		return edit_strings(m, f, kv, e->text, e->len, p, err);
+		return edit_strings(m, f, tag, e->text, e->len, p, err);
 	return edit_scalar(m, kv, e->text, e->len, p, err);
 }
 
 /* A metadata array of numbers given a new length: its element type, count
  * and elements (the runs cover every element). */
-static int resize_array(struct mfs_model *m, const struct gguf_file *f, const struct gguf_kv *kv,
+static int resize_array(struct mfs_model *m, const struct gguf_file *f,
 			const struct mfs_tensor *t, const struct mfs_edit *e, struct mfs_patch *p,
 			struct mfs_err *err)
 {
@@ -186,7 +204,9 @@ static int resize_array(struct mfs_model *m, const struct gguf_file *f, const st
 	uint8_t *b = mfs_patch_keep(p, 12 + bytes);
 	if (!b)
 		return mfs_error(err, ENOMEM, "out of memory");
-	memcpy(b, m->base + kv->val, 4);
+	uint64_t val, end;
+	array_span(m, f, t->tag, &val, &end);
+	memcpy(b, m->base + val, 4);
 	mfs_put_le64(b + 4, n);
 	uint64_t at = 12;
 	for (size_t r = 0; r < e->nruns; r++) {
@@ -196,7 +216,7 @@ static int resize_array(struct mfs_model *m, const struct gguf_file *f, const st
 		memcpy(b + at, e->runs[r].bytes, rb);
 		at += rb;
 	}
-	return kv_replace(m, f, p, kv->val, kv->end - kv->val, b, 12 + bytes, err);
+	return kv_replace(m, f, p, val, end - val, b, 12 + bytes, err);
 }
 
 int mfs_gguf_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_patch *p,
@@ -213,7 +233,7 @@ int mfs_gguf_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_patc
 				 t->tname);
 	if (!e->reshape)
 		return mfs_patch_raw_runs(p, t, e, err);
-	if (GGUF_TAG_KIND(t->tag) != GGUF_TAG_KV)
+	if (GGUF_TAG_KIND(t->tag) != GGUF_TAG_KV && GGUF_TAG_KIND(t->tag) != GGUF_TAG_NESTED)
 		return mfs_error(err, EINVAL, "a tensor's shape cannot change");
-	return resize_array(m, f, &f->kv[GGUF_TAG_INDEX(t->tag)], t, e, p, err);
+	return resize_array(m, f, t, e, p, err);
 }

@@ -48,25 +48,9 @@ static mfs_id add_strings(struct mfs_model *m, mfs_id parent, const char *name, 
 	return id;
 }
 
-/* The bytes one value of type vt at pos takes (the file was checked by the
- * parser, so this only walks). */
-static uint64_t value_len(const uint8_t *base, uint64_t pos, uint32_t vt)
-{
-	if (vt == GGUF_STR)
-		return 8 + mfs_le64(base + pos);
-	if (vt != GGUF_ARR)
-		return mfs_gguf_vt_size(vt);
-	uint32_t et = mfs_le32(base + pos);
-	uint64_t n = mfs_le64(base + pos + 4), at = pos + 12;
-	if (et != GGUF_STR && et != GGUF_ARR)
-		return 12 + n * mfs_gguf_vt_size(et);
-	for (uint64_t i = 0; i < n; i++)
-		at += value_len(base, at, et);
-	return at - pos;
-}
-
-/* An array value at pos (its element type field). Top-level arrays are
- * writable (flags), nested ones read-only. */
+/* An array value at pos (its element type field), writable when flags
+ * say so; the arrays inside an array of arrays are tagged with their own
+ * position (GGUF_TAG_NESTED), which their edits replace. */
 static mfs_id add_array(struct mfs_model *m, mfs_id parent, const char *name, size_t len,
 			uint64_t pos, unsigned flags, bool *oom)
 {
@@ -88,9 +72,11 @@ static mfs_id add_array(struct mfs_model *m, mfs_id parent, const char *name, si
 	for (uint64_t i = 0; i < n && dir != MFS_NONE; i++) {
 		char num[24];
 		int nl = snprintf(num, sizeof(num), "%llu", (unsigned long long)i);
-		mfs_id c = add_array(m, dir, num, (size_t)nl, at, 0, oom);
-		mfs_set_tag(m, c, GGUF_TAG(GGUF_TAG_NESTED, 0));
-		at += value_len(m->base, at, GGUF_ARR);
+		mfs_id c = add_array(m, dir, num, (size_t)nl, at, flags, oom);
+		mfs_set_tag(m, c, GGUF_TAG(GGUF_TAG_NESTED, at));
+		if (c != MFS_NONE && m->nodes[c].kind == MFS_K_DIR && mfs_node_tensor(m, c))
+			m->tensors[m->nodes[c].u.tensor].tag = GGUF_TAG(GGUF_TAG_NESTED, at);
+		at += mfs_gguf_value_len(m->base, at, GGUF_ARR);
 	}
 	return dir;
 }

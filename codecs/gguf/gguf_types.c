@@ -3,6 +3,7 @@
  * bytes of every type can be shown, and which ones are dequantized. */
 #include <stddef.h>
 
+#include "bytes.h"
 #include "dtype.h"
 #include "gguf.h"
 
@@ -55,4 +56,21 @@ const struct ggml_type_info *mfs_ggml_type(uint32_t id)
 	if (id >= sizeof(types) / sizeof(types[0]) || !types[id].name)
 		return NULL;
 	return &types[id];
+}
+
+/* The bytes one value of type vt at pos takes (the file was checked by the
+ * parser, so this only walks). */
+uint64_t mfs_gguf_value_len(const uint8_t *base, uint64_t pos, uint32_t vt)
+{
+	if (vt == GGUF_STR)
+		return 8 + mfs_le64(base + pos);
+	if (vt != GGUF_ARR)
+		return mfs_gguf_vt_size(vt);
+	uint32_t et = mfs_le32(base + pos);
+	uint64_t n = mfs_le64(base + pos + 4), at = pos + 12;
+	if (et != GGUF_STR && et != GGUF_ARR)
+		return 12 + n * mfs_gguf_vt_size(et);
+	for (uint64_t i = 0; i < n; i++)
+		at += mfs_gguf_value_len(base, at, et);
+	return at - pos;
 }

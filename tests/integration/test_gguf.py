@@ -310,7 +310,38 @@ def byte_tokens():
         eq(got["tokenizer.ggml.tokens"], [b"<bos>"] + toks[1:], "tokens after sed -i")
 
 
+def nested_arrays():
+    """Arrays inside an array of arrays are writable like top-level ones:
+    numbers through values.txt and data.npy (another length too), strings
+    as JSON lines; the other elements and keys keep their bytes, and the
+    independent reader agrees."""
+    kvs = [("general.name", "str", "nested"),
+           ("n.num", ("array", ("array", "i32")), [[1, 2, 3], [4, 5]]),
+           ("n.str", ("array", ("array", "str")), [["a"], ["b", "c"]]),
+           ("n.deep", ("array", ("array", ("array", "f32"))), [[[0.5], [1.5, 2.5]]]),
+           ("after", "u32", 9)]
+    raw = np.arange(64, dtype=np.float32).tobytes()
+    with Mount([]) as m:
+        gw.write(m.s("n.gguf"), kvs, [("w", 0, [64], raw)])
+        md = ("n.gguf", "metadata")
+        m.sh("echo '7 8 9' > n.gguf/metadata/n.num/0/values.txt")
+        np.save(m.m(*md, "n.num", "1", "data.npy"), np.array([-1, -2, -3, -4], dtype=np.int32))
+        m.sh("printf '\"x\\\\ny\"\\n\"z\"\\n' > n.gguf/metadata/n.str/1")
+        m.sh("echo 3.25 > n.gguf/metadata/n.deep/0/0/values.txt")
+        g = gw.read(m.s("n.gguf"))
+        got = dict((k, v) for k, _, v in g["kvs"])
+        eq(got["n.num"], [[7, 8, 9], [-1, -2, -3, -4]], "n.num")
+        eq(got["n.str"], [[b"a"], [b"x\ny", b"z"]], "n.str")
+        eq(got["n.deep"], [[[3.25], [1.5, 2.5]]], "n.deep")
+        eq(got["after"], 9, "the next key")
+        eq(got["general.name"], b"nested", "general.name")
+        eq(g["tensors"][0][4], raw, "the tensor's bytes")
+        eq(g["data"] % g["alignment"], 0, "the data section aligned")
+        eq(m.text(*md, "n.num", "1", "values.txt"), "-1\n-2\n-3\n-4\n", "the view after")
+        independent_check(m.s("n.gguf"))
+
+
 if __name__ == "__main__":
     NODE = reader_dir()
     run([tree_and_metadata, dequantized_values, every_type_and_alignment, edits, malformed,
-         rewrite_progress, byte_tokens])
+         rewrite_progress, byte_tokens, nested_arrays])
