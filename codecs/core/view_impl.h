@@ -145,16 +145,6 @@ const char *mfs_values_sep(const uint64_t *dims, uint32_t ndim, uint64_t i, uint
 
 /* data.npy header (view_npy.c): fills h (at most 1024 bytes), returns its length. */
 size_t mfs_npy_header(const struct mfs_tensor *t, char *h);
-/* Parse a .npy header: dtype, shape and order of the array that follows. */
-struct mfs_npy_info {
-	enum mfs_dtype dtype;
-	bool fortran;
-	uint32_t ndim;
-	uint64_t dims[32];
-	uint64_t data_off;   /* where the array bytes start */
-};
-int mfs_npy_parse_header(const char *buf, size_t len, struct mfs_npy_info *info,
-			 struct mfs_err *err);
 
 /* matrix.mtx (view_mtx.c) and frame.csv (view_csv.c) */
 int mfs_mtx_render(struct mfs_model *m, const void *tensor, uint64_t k,

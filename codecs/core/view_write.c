@@ -13,6 +13,7 @@
 #include "codec.h"
 #include "guard.h"
 #include "numtext.h"
+#include "npy_head.h"
 #include "view_impl.h"
 
 #define DIFF_BLOCK 65536u
@@ -522,6 +523,19 @@ static int write_data(struct mfs_model *m, const struct mfs_tensor *t,
 	return r;
 }
 
+/* A written .npy whose dtype no tensor holds (strings, structured, object,
+ * big-endian): refused, naming it. */
+static int npy_unsupported(const char *head, size_t hl, const struct mfs_npy_head *in,
+			   struct mfs_err *err)
+{
+	char q[MFS_QUOTE_MAX];
+	if (!in->descr_len || in->descr_off + (uint64_t)in->descr_len > hl)
+		return mfs_error(err, EINVAL, ".npy dtype is not supported (expected a little-endian number type: bool, int, uint, float or complex)");
+	return mfs_error(err, EINVAL,
+			 ".npy dtype %s is not supported (expected a little-endian number type: bool, int, uint, float or complex)",
+			 mfs_quote(q, head + in->descr_off, in->descr_len));
+}
+
 static int write_npy(struct mfs_model *m, const struct mfs_tensor *t,
 		     const struct mfs_content *c, struct mfs_patch *p, struct mfs_err *err)
 {
@@ -529,11 +543,15 @@ static int write_npy(struct mfs_model *m, const struct mfs_tensor *t,
 	size_t hl = c->size < sizeof(head) ? (size_t)c->size : sizeof(head);
 	if (c->read(c->ctx, 0, hl, head) < 0)
 		return mfs_error(err, EIO, "cannot read the written content");
-	struct mfs_npy_info in;
-	int r = mfs_npy_parse_header(head, hl, &in, err);
+	struct mfs_npy_head in;
+	int r = mfs_npy_parse((const uint8_t *)head, hl, &in, err);
+	if (r == -ENOTSUP && in.structured && in.dtype)
+		r = 0;  /* complex32's descr, as data.npy writes it */
+	if (r == -ENOTSUP || (r == 0 && in.bigendian))
+		return npy_unsupported(head, hl, &in, err);
 	if (r < 0)
 		return r;
-	enum mfs_dtype dt = in.dtype;
+	enum mfs_dtype dt = (enum mfs_dtype)in.dtype;
 	if (t->dtype == MFS_DT_CHAR8 && dt == MFS_DT_U8)
 		dt = MFS_DT_CHAR8;
 	const struct mfs_dtype_info *od = mfs_dtype_info((enum mfs_dtype)t->dtype);

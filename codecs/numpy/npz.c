@@ -27,7 +27,7 @@ static bool npy_name(const struct zip_member *zm)
 }
 
 /* The .npy header of a deflated member, inflated into a buffer. */
-static int deflated_head(struct mfs_model *m, uint32_t i, struct npy_head *h,
+static int deflated_head(struct mfs_model *m, uint32_t i, struct mfs_npy_head *h,
 			 struct mfs_err *err)
 {
 	const struct zip_member *zm = &((struct npz *)m->priv)->zip.mem[i];
@@ -37,7 +37,7 @@ static int deflated_head(struct mfs_model *m, uint32_t i, struct npy_head *h,
 	if (r < 0)
 		return r;
 	if (n < 10 || memcmp(pre, "\x93NUMPY", 6) != 0)
-		return npy_parse(pre, n, h, err);
+		return mfs_npy_parse(pre, n, h, err);
 	uint64_t hl = n;  /* npy_parse says what is wrong with a short one */
 	if (pre[6] == 1)
 		hl = 10 + (uint64_t)mfs_le16(pre + 8);
@@ -45,14 +45,14 @@ static int deflated_head(struct mfs_model *m, uint32_t i, struct npy_head *h,
 		hl = 12 + (uint64_t)mfs_le32(pre + 8);
 	if (hl > zm->usize)
 		hl = zm->usize;
-	if (hl > NPY_HEADER_MAX + 12)
-		hl = NPY_HEADER_MAX + 12;  /* npy_parse refuses it */
+	if (hl > MFS_NPY_HEADER_MAX + 12)
+		hl = MFS_NPY_HEADER_MAX + 12;  /* npy_parse refuses it */
 	uint8_t *buf = malloc((size_t)hl);
 	if (!buf)
 		return mfs_error(err, ENOMEM, "out of memory");
 	r = npz_inflate_read(m, i, 0, hl, buf, err);
 	if (r == 0)
-		r = npy_parse(buf, hl, h, err);
+		r = mfs_npy_parse(buf, hl, h, err);
 	free(buf);
 	return r;
 }
@@ -81,7 +81,7 @@ static int add_member(struct mfs_model *m, struct mfs_dotted *d, uint32_t i, uin
 {
 	struct npz *z = m->priv;
 	const struct zip_member *zm = &z->zip.mem[i];
-	struct npy_head *h = &z->heads[i];
+	struct mfs_npy_head *h = &z->heads[i];
 	if (!npy_name(zm) || (zm->method != 0 && zm->method != 8) || (zm->flags & 1))
 		return 0;
 	int r;
@@ -90,7 +90,7 @@ static int add_member(struct mfs_model *m, struct mfs_dotted *d, uint32_t i, uin
 			return mfs_error(err, EINVAL, "the stored member at byte %llu says %llu bytes compressed and %llu uncompressed",
 					 (unsigned long long)zm->local_off, (unsigned long long)zm->csize,
 					 (unsigned long long)zm->usize);
-		r = npy_parse(m->base + zm->data_off, zm->csize, h, err);
+		r = mfs_npy_parse(m->base + zm->data_off, zm->csize, h, err);
 	} else if (zm->usize / DEFLATE_MAX_RATIO > zm->csize) {
 		/* A zip bomb, or a lying size: nothing is inflated. */
 		r = mfs_error(err, EINVAL, "the deflated member at byte %llu declares %llu bytes from %llu, more than deflate can expand to",

@@ -161,7 +161,7 @@ static int new_content(const struct mfs_model *m, const struct mfs_tensor *t,
 {
 	const struct npz *z = m->priv;
 	uint32_t i = (uint32_t)t->tag;
-	const struct npy_head *h = &z->heads[i];
+	const struct mfs_npy_head *h = &z->heads[i];
 	const struct zip_member *zm = &z->zip.mem[i];
 	if (e->reshape) {
 		*owned = false;

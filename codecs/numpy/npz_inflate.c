@@ -245,7 +245,7 @@ static int deflated_read(const struct mfs_model *m, const struct mfs_tensor *t, 
 			 uint64_t count, void *out, struct mfs_err *err)
 {
 	const struct npz *z = m->priv;
-	const struct npy_head *h = &z->heads[t->tag];
+	const struct mfs_npy_head *h = &z->heads[t->tag];
 	int r = npz_inflate_read(m, (uint32_t)t->tag, h->data_off + first * t->esize,
 				 count * t->esize, out, err);
 	if (r == 0 && h->swap)

@@ -35,7 +35,7 @@ static int numpy_bid(const uint8_t *head, size_t n, uint64_t size, const char *n
 }
 
 /* The tensor of an array described by h at offset off of the source. */
-void npy_tensor(const struct npy_head *h, uint64_t off, struct mfs_tensor *t)
+void npy_tensor(const struct mfs_npy_head *h, uint64_t off, struct mfs_tensor *t)
 {
 	memset(t, 0, sizeof(*t));
 	t->dtype = h->dtype;
@@ -49,10 +49,10 @@ void npy_tensor(const struct npy_head *h, uint64_t off, struct mfs_tensor *t)
 
 static int npy_open(struct mfs_model *m, struct mfs_err *err)
 {
-	struct npy_head *h = mfs_model_alloc(m, sizeof(*h));
+	struct mfs_npy_head *h = mfs_model_alloc(m, sizeof(*h));
 	if (!h)
 		return mfs_error(err, ENOMEM, "out of memory");
-	int r = npy_parse(m->base, m->size, h, err);
+	int r = mfs_npy_parse(m->base, m->size, h, err);
 	if (r < 0)
 		return r;
 	if (h->data_off > m->size || h->bytes > m->size - h->data_off)
@@ -84,15 +84,15 @@ static void numpy_close(struct mfs_model *m)
 /* A new array for the whole of t: header and data of shape e->dims, in t's
  * byte order and storage order, the source's version kept where it can
  * hold the header. Returns the bytes (kept by p) and their length. */
-int npy_rewrite(struct mfs_patch *p, const struct npy_head *h, const struct mfs_tensor *t,
+int npy_rewrite(struct mfs_patch *p, const struct mfs_npy_head *h, const struct mfs_tensor *t,
 		const struct mfs_edit *e, uint8_t **out, uint64_t *len, struct mfs_err *err)
 {
 	if (e->dtype != t->dtype)
 		return mfs_error(err, EINVAL, "the dtype cannot change (%s, got %s)",
 				 mfs_dtype_info(t->dtype)->name, mfs_dtype_info(e->dtype)->name);
-	if (e->ndim > NPY_MAX_DIMS)
+	if (e->ndim > MFS_NPY_MAX_DIMS)
 		return mfs_error(err, EINVAL, "%u dimensions: at most %u are supported", e->ndim,
-				 NPY_MAX_DIMS);
+				 MFS_NPY_MAX_DIMS);
 	uint64_t n = 1, bytes;
 	for (uint32_t i = 0; i < e->ndim; i++)
 		if (!mfs_mul_ok(n, e->dims[i], &n))
@@ -101,7 +101,7 @@ int npy_rewrite(struct mfs_patch *p, const struct npy_head *h, const struct mfs_
 		return mfs_error(err, EFBIG, "%llu elements are too many", (unsigned long long)n);
 	uint8_t head[1024];
 	uint8_t major = h->major;
-	size_t hl = npy_write_header(major, t->dtype, h->bigendian, t->order == MFS_COL_MAJOR,
+	size_t hl = mfs_npy_write_header(major, t->dtype, h->bigendian, t->order == MFS_COL_MAJOR,
 				     e->ndim, e->dims, head, sizeof(head));
 	if (!hl)
 		return mfs_error(err, EINVAL, "the new shape does not fit in a .npy header");
@@ -130,7 +130,7 @@ int npy_rewrite(struct mfs_patch *p, const struct npy_head *h, const struct mfs_
 static int npy_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_patch *p,
 		    struct mfs_err *err)
 {
-	const struct npy_head *h = m->priv;
+	const struct mfs_npy_head *h = m->priv;
 	if (e->kind != MFS_E_TENSOR || e->tensor >= m->ntensors)
 		return mfs_error(err, EACCES, "read-only");
 	const struct mfs_tensor *t = &m->tensors[e->tensor];

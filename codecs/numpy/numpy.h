@@ -1,5 +1,5 @@
 /* NumPy codec, private parts shared by its files: the .npy header
- * (numpy_header.c), .npy files (numpy.c), .npz archives (npz_zip.c reads the
+ * (core/npy_head.c), .npy files (numpy.c), .npz archives (npz_zip.c reads the
  * zip structure, npz.c builds the tree, npz_inflate.c reads compressed
  * members, npz_edit.c writes). The layouts are in FORMATS.md "NumPy". */
 #ifndef MFS_NUMPY_H
@@ -10,42 +10,13 @@
 #include <stdint.h>
 
 #include "codec.h"
-
-#define NPY_MAX_DIMS 32u           /* NumPy's limit */
-#define NPY_HEADER_MAX (1u << 20)  /* longest header accepted (NumPy's reader: 10000) */
-
-/* A parsed .npy header. */
-struct npy_head {
-	uint8_t major;          /* 1, 2 or 3 */
-	uint8_t dtype;          /* enum mfs_dtype */
-	uint8_t swap;           /* 0, or the unit size of a big-endian element */
-	bool bigendian;         /* descr starts with '>' */
-	bool fortran;
-	uint32_t ndim;
-	uint64_t dims[NPY_MAX_DIMS];
-	uint64_t nelem, bytes;  /* element count and byte length of the array */
-	uint32_t dict_off, dict_len;  /* the dict literal `{...}` in the header */
-	uint64_t data_off;      /* where the array starts (after the padding) */
-};
-
-/* Parse the header at buf[0, len) (len may be less than the whole file: the
- * header must be inside it). 0; -ENOTSUP for a dtype modelfs does not show
- * (strings, structured, object, datetime, long double): pass through;
- * -EINVAL with a message for a malformed header. */
-int npy_parse(const uint8_t *buf, uint64_t len, struct npy_head *h, struct mfs_err *err);
-
-/* A .npy header as numpy.save writes it (version major, padded so that the
- * data starts at a multiple of 64) for an array of dtype dt, big-endian or
- * not, of the given shape. Returns its length, or 0 when it does not fit
- * out[0, size) or version 1's 16-bit length (then use version 2). */
-size_t npy_write_header(uint8_t major, enum mfs_dtype dt, bool bigendian, bool fortran,
-			uint32_t ndim, const uint64_t *dims, uint8_t *out, size_t size);
+#include "npy_head.h"
 
 /* The tensor of an array described by h whose elements start at off. */
-void npy_tensor(const struct npy_head *h, uint64_t off, struct mfs_tensor *t);
+void npy_tensor(const struct mfs_npy_head *h, uint64_t off, struct mfs_tensor *t);
 /* A whole new array for tensor t of a .npy described by h after reshape
  * edit e: header (h's version and byte order) and elements, kept by p. */
-int npy_rewrite(struct mfs_patch *p, const struct npy_head *h, const struct mfs_tensor *t,
+int npy_rewrite(struct mfs_patch *p, const struct mfs_npy_head *h, const struct mfs_tensor *t,
 		const struct mfs_edit *e, uint8_t **out, uint64_t *len, struct mfs_err *err);
 
 /* ---- .npz ---------------------------------------------------------------- */
@@ -95,7 +66,7 @@ struct npz_skip {
 /* The state of an open .npz (m->priv). */
 struct npz {
 	struct zip_archive zip;
-	struct npy_head *heads;     /* per member; dtype MFS_DT_INVALID: not a tensor */
+	struct mfs_npy_head *heads;     /* per member; dtype MFS_DT_INVALID: not a tensor */
 	pthread_mutex_t lock;       /* the inflate cursors */
 	struct npz_cursor **cur;    /* a few live inflate states (npz_inflate.c) */
 	struct npz_skip skip[NSKIP];

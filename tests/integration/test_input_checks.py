@@ -5,6 +5,7 @@ labels fall back as before; a .npy header with a key twice is refused."""
 import errno
 import os
 import struct
+import time
 
 from harness import Mount, check, eq, run
 
@@ -121,5 +122,46 @@ def test_npy_duplicate_key():
         eq(np.load(npy).tolist(), [[1, 2, 3], [4, 5, 7]], "values in Fortran order")
 
 
+def test_npy_strict_header():
+    """A written data.npy's header is read by the same strict parser as the
+    NumPy codec's files: whatever NumPy writes is taken (versions 1.0, 2.0
+    and 3.0), anything else refused with its reason, the source unchanged."""
+    import numpy as np
+    import numpy.lib.format as fmt
+    import io
+    with Mount(["primitiv/tensor_2x3.tensor"]) as m:
+        npy = m.m("tensor_2x3.tensor", "data.npy")
+        before = m.read("tensor_2x3.tensor", "data.npy")
+        body = struct.pack("<6f", 1, 2, 3, 4, 5, 6)
+        bad = [("{'descr': '>f4', 'fortran_order': False, 'shape': (2, 3), }",
+                'dtype ">f4" is not supported'),
+               ("{'descr': '<U3', 'fortran_order': False, 'shape': (2, 3), }",
+                'dtype "<U3" is not supported'),
+               ("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (2, 3), }",
+                "dtype \"[('a', '<f4')]\" is not supported"),
+               ("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), 'x': 1, }",
+                "unexpected key"),
+               ("{'descr': '<f4', 'fortran_order': False, 'shape': (6), }", "not a tuple"),
+               ("{'descr': '<f4', 'fortran_order': 0, 'shape': (2, 3), }", "True or False"),
+               ("{'descr': '<f4', 'shape': (2, 3), }", "lacks 'fortran_order'"),
+               ("{'descr': '<f4', 'fortran_order': False, 'shape': (2, -3), }", "a size in 'shape'")]
+        for k, (header, why) in enumerate(bad):
+            eq(write_errno(npy, npy_with_header(header) + body), errno.EINVAL, header)
+            # the line may land just after close returns: wait for it
+            for _ in range(250):
+                if len(m.errors().splitlines()) > k:
+                    break
+                time.sleep(0.02)
+            check(why in m.errors().splitlines()[k], "%s: %s" % (why, m.errors()[-300:]))
+            eq(m.read("tensor_2x3.tensor", "data.npy"), before, "unchanged after " + header)
+        a = np.arange(6, dtype="<f4").reshape(2, 3) * 1.5
+        for version in ((1, 0), (2, 0), (3, 0)):
+            f = io.BytesIO()
+            fmt.write_array(f, a, version=version)
+            eq(write_errno(npy, f.getvalue()), 0, "version %d.%d" % version)
+            eq(np.load(npy).tolist(), a.tolist(), "values after version %d.%d" % version)
+            a = a + 1
+
+
 if __name__ == "__main__":
-    run([test_errors_are_utf8, test_meta_malformed, test_npy_duplicate_key])
+    run([test_errors_are_utf8, test_meta_malformed, test_npy_duplicate_key, test_npy_strict_header])

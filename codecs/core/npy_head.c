@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "bytes.h"
-#include "numpy.h"
+#include "npy_head.h"
 
 struct lex {
 	const char *p, *end;
@@ -78,7 +78,7 @@ static int parse_bool(struct lex *l, bool *v, struct mfs_err *err)
 	return 0;
 }
 
-static int parse_shape(struct lex *l, struct npy_head *h, struct mfs_err *err)
+static int parse_shape(struct lex *l, struct mfs_npy_head *h, struct mfs_err *err)
 {
 	int r = expect(l, '(', "a tuple such as (2, 3) for 'shape'", err);
 	bool comma = false;
@@ -92,8 +92,8 @@ static int parse_shape(struct lex *l, struct npy_head *h, struct mfs_err *err)
 						 (unsigned long long)at(l));
 			return 0;
 		}
-		if (h->ndim == NPY_MAX_DIMS)
-			return mfs_error(err, EINVAL, "'shape' has more than %u dimensions", NPY_MAX_DIMS);
+		if (h->ndim == MFS_NPY_MAX_DIMS)
+			return mfs_error(err, EINVAL, "'shape' has more than %u dimensions", MFS_NPY_MAX_DIMS);
 		uint64_t v = 0;
 		const char *s = l->p;
 		while (l->p < l->end && *l->p >= '0' && *l->p <= '9') {
@@ -117,7 +117,7 @@ static int parse_shape(struct lex *l, struct npy_head *h, struct mfs_err *err)
 
 /* descr to dtype: '<' '|' '=' or '>' and a NumPy type code of a numeric
  * dtype modelfs has; else -ENOTSUP (strings, datetimes, long double). */
-static int descr_dtype(const char *s, size_t n, struct npy_head *h)
+static int descr_dtype(const char *s, size_t n, struct mfs_npy_head *h)
 {
 	char d[8];
 	if (n < 2 || n > 4 || (s[0] != '<' && s[0] != '>' && s[0] != '|' && s[0] != '='))
@@ -139,9 +139,35 @@ static int descr_dtype(const char *s, size_t n, struct npy_head *h)
 	return 0;
 }
 
+/* A structured descr, a list: its text up to the matching ']' (strings
+ * hold no brackets in the descrs of interest). It names a dtype only when
+ * it is exactly one's NumPy descr (complex32's, which data.npy writes). */
+static int structured(struct lex *l, struct mfs_npy_head *h, struct mfs_err *err)
+{
+	const char *s = l->p;
+	int depth = 0;
+	for (; l->p < l->end; l->p++) {
+		if (*l->p == '[')
+			depth++;
+		else if (*l->p == ']' && --depth == 0)
+			break;
+	}
+	if (l->p >= l->end)
+		return expect(l, ']', "']' closing the structured 'descr'", err);
+	l->p++;
+	h->structured = true;
+	h->descr_off = (uint32_t)(at(l) - (uint64_t)(l->p - s));
+	h->descr_len = (uint32_t)(l->p - s);
+	enum mfs_dtype dt = mfs_dtype_from_npy(s, (size_t)(l->p - s));
+	h->dtype = (uint8_t)(dt == MFS_DT_INVALID ? 0 : dt);
+	return 0;
+}
+
 /* The dict: each of the three keys once, in any order, a trailing comma
- * allowed. A descr that is a list (structured) is not shown: -ENOTSUP. */
-static int parse_dict(struct lex *l, struct npy_head *h, struct mfs_err *err)
+ * allowed. A descr that is a list (structured) is not shown: -ENOTSUP
+ * after the whole header is read (h->structured, h->dtype when the list is
+ * one of modelfs's dtypes). */
+static int parse_dict(struct lex *l, struct mfs_npy_head *h, struct mfs_err *err)
 {
 	int r = expect(l, '{', "'{'", err);
 	unsigned seen = 0;
@@ -162,14 +188,19 @@ static int parse_dict(struct lex *l, struct npy_head *h, struct mfs_err *err)
 		if (kn == 5 && !memcmp(k, "descr", 5)) {
 			bit = 1;
 			ws(l);
-			if (l->p < l->end && *l->p == '[')  /* structured: not parsed */
-				return mfs_error(err, ENOTSUP, "a structured .npy dtype is not shown");
-			const char *s;
-			size_t n;
-			if ((r = string(l, &s, &n, err)) < 0)
-				return r;
-			if (descr_dtype(s, n, h) < 0)
-				unsupported = s, ulen = n;
+			if (l->p < l->end && *l->p == '[') {
+				if ((r = structured(l, h, err)) < 0)
+					return r;
+			} else {
+				const char *s;
+				size_t n;
+				if ((r = string(l, &s, &n, err)) < 0)
+					return r;
+				h->descr_off = (uint32_t)(at(l) - n - 1);
+				h->descr_len = (uint32_t)n;
+				if (descr_dtype(s, n, h) < 0)
+					unsupported = s, ulen = n;
+			}
 		} else if (kn == 13 && !memcmp(k, "fortran_order", 13)) {
 			bit = 2;
 			r = parse_bool(l, &h->fortran, err);
@@ -181,9 +212,9 @@ static int parse_dict(struct lex *l, struct npy_head *h, struct mfs_err *err)
 			return mfs_error(err, EINVAL, "unexpected key %s in the .npy header at byte %llu, expected 'descr', 'fortran_order' and 'shape'",
 					 mfs_quote(q, k, kn), (unsigned long long)kat);
 		}
-		if (r == 0 && (seen & bit))
-			return mfs_error(err, EINVAL, "the .npy header has a key twice at byte %llu, expected each key once",
-					 (unsigned long long)kat);
+		if (r == 0 && (seen & bit))  /* k is one of the three names */
+			return mfs_error(err, EINVAL, "the .npy header has the key '%.*s' twice (at byte %llu), expected each key once",
+					 (int)kn, k, (unsigned long long)kat);
 		seen |= bit;
 		ws(l);
 		if (r == 0 && l->p < l->end && *l->p == ',')
@@ -199,10 +230,12 @@ static int parse_dict(struct lex *l, struct npy_head *h, struct mfs_err *err)
 		return mfs_error(err, ENOTSUP, "the .npy dtype %s is not shown",
 				 mfs_quote(q, unsupported, ulen));
 	}
+	if (r == 0 && h->structured)
+		return mfs_error(err, ENOTSUP, "a structured .npy dtype is not shown");
 	return r;
 }
 
-int npy_parse(const uint8_t *buf, uint64_t len, struct npy_head *h, struct mfs_err *err)
+int mfs_npy_parse(const uint8_t *buf, uint64_t len, struct mfs_npy_head *h, struct mfs_err *err)
 {
 	memset(h, 0, sizeof(*h));
 	if (len < 10 || memcmp(buf, "\x93NUMPY", 6) != 0)
@@ -216,9 +249,9 @@ int npy_parse(const uint8_t *buf, uint64_t len, struct npy_head *h, struct mfs_e
 		return mfs_error(err, EINVAL, "truncated: a .npy %u.0 header needs %llu bytes, the file has %llu",
 				 h->major, (unsigned long long)start, (unsigned long long)len);
 	uint64_t hlen = h->major == 1 ? mfs_le16(buf + 8) : mfs_le32(buf + 8);
-	if (hlen > NPY_HEADER_MAX)
+	if (hlen > MFS_NPY_HEADER_MAX)
 		return mfs_error(err, EINVAL, "the .npy header is %llu bytes, at most %u are supported",
-				 (unsigned long long)hlen, NPY_HEADER_MAX);
+				 (unsigned long long)hlen, MFS_NPY_HEADER_MAX);
 	if (hlen > len - start)
 		return mfs_error(err, EINVAL, "truncated: the .npy header says %llu bytes of header at byte %llu, the file has %llu",
 				 (unsigned long long)hlen, (unsigned long long)start,
@@ -228,8 +261,9 @@ int npy_parse(const uint8_t *buf, uint64_t len, struct npy_head *h, struct mfs_e
 	ws(&l);
 	h->dict_off = (uint32_t)(start + (uint64_t)(l.p - d));
 	int r = parse_dict(&l, h, err);
-	if (r < 0)
+	if (r < 0 && !(r == -ENOTSUP && h->structured && h->dtype))
 		return r;
+	int verdict = r;
 	h->dict_len = (uint32_t)(start + (uint64_t)(l.p - d)) - h->dict_off;
 	ws(&l);
 	if (l.p != l.end)
@@ -243,10 +277,10 @@ int npy_parse(const uint8_t *buf, uint64_t len, struct npy_head *h, struct mfs_e
 	h->nelem = n;
 	if (!mfs_mul_ok(n, mfs_dtype_info(h->dtype)->size, &h->bytes))
 		return mfs_error(err, EINVAL, "the .npy array is more than 2^64 bytes");
-	return 0;
+	return verdict;
 }
 
-size_t npy_write_header(uint8_t major, enum mfs_dtype dt, bool bigendian, bool fortran,
+size_t mfs_npy_write_header(uint8_t major, enum mfs_dtype dt, bool bigendian, bool fortran,
 			uint32_t ndim, const uint64_t *dims, uint8_t *out, size_t size)
 {
 	const struct mfs_dtype_info *di = mfs_dtype_info(dt);
