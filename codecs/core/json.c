@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "error.h"
 #include "json.h"
 
@@ -24,14 +25,12 @@ static int put_text(struct mfs_json *j, const void *p, size_t n)
 static uint32_t new_node(struct mfs_json *j, uint8_t type)
 {
 	if (j->n == j->cap) {
-		uint32_t nc = j->cap ? j->cap * 2 : 32;
-		struct mfs_json_node *v = nc > j->cap ? realloc(j->v, (size_t)nc * sizeof(*v)) : NULL;
-		if (!v) {
+		size_t cap = j->cap;
+		if (cap >= UINT32_MAX / 2 || MFS_ARRAY_RESERVE(j->v, j->n, cap, 1, 32) < 0) {
 			fail(j, "out of memory");
 			return NIL;
 		}
-		j->v = v;
-		j->cap = nc;
+		j->cap = (uint32_t)cap;
 	}
 	struct mfs_json_node *x = &j->v[j->n];
 	memset(x, 0, sizeof(*x));

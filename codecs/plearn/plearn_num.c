@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "bytes.h"
 #include "numtext.h"
 #include "plearn.h"
@@ -184,12 +185,10 @@ const struct mfs_tensor_ops pl_tensor_ops = {
 uint64_t pl_add_tens(struct pl_model *pm, const struct pl_tens *t)
 {
 	if (pm->ntens == pm->captens) {
-		uint32_t nc = pm->captens ? pm->captens * 2 : 32;
-		void *q = nc < UINT32_MAX / 2 ? realloc(pm->tens, (size_t)nc * sizeof(*pm->tens)) : NULL;
-		if (!q)
+		size_t cap = pm->captens;
+		if (cap >= UINT32_MAX / 2 || MFS_ARRAY_RESERVE(pm->tens, pm->ntens, cap, 1, 32) < 0)
 			return 0;
-		pm->tens = q;
-		pm->captens = nc;
+		pm->captens = (uint32_t)cap;
 	}
 	pm->tens[pm->ntens++] = *t;
 	return pm->ntens;
@@ -198,12 +197,10 @@ uint64_t pl_add_tens(struct pl_model *pm, const struct pl_tens *t)
 uint64_t pl_add_text(struct pl_model *pm, const struct pl_text *t)
 {
 	if (pm->ntexts == pm->captexts) {
-		uint32_t nc = pm->captexts ? pm->captexts * 2 : 64;
-		void *q = nc < UINT32_MAX / 2 ? realloc(pm->texts, (size_t)nc * sizeof(*pm->texts)) : NULL;
-		if (!q)
+		size_t cap = pm->captexts;
+		if (cap >= UINT32_MAX / 2 || MFS_ARRAY_RESERVE(pm->texts, pm->ntexts, cap, 1, 64) < 0)
 			return 0;
-		pm->texts = q;
-		pm->captexts = nc;
+		pm->captexts = (uint32_t)cap;
 	}
 	pm->texts[pm->ntexts++] = *t;
 	return pm->ntexts;

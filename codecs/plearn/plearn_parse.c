@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "bisect.h"
 #include "bytes.h"
 #include "plearn.h"
@@ -64,12 +65,10 @@ int pl_new_val(struct pl_parser *p, enum pl_kind kind, uint64_t off, uint32_t *o
 	if (a->nv == a->capv) {
 		if (a->capv >= PL_NIL / 4)
 			return mfs_error(p->err, EFBIG, "too many values");
-		uint32_t nc = a->capv ? a->capv * 2 : 256;
-		struct pl_val *v = realloc(a->v, (size_t)nc * sizeof(*v));
-		if (!v)
+		size_t cap = a->capv;
+		if (MFS_ARRAY_RESERVE(a->v, a->nv, cap, 1, 256) < 0)
 			return nomem(p);
-		a->v = v;
-		a->capv = nc;
+		a->capv = (uint32_t)cap;  /* < PL_NIL / 2 */
 	}
 	struct pl_val *v = &a->v[a->nv];
 	memset(v, 0, sizeof(*v));
@@ -84,14 +83,10 @@ static int push_num(struct pl_parser *p, uint64_t off)
 {
 	struct pl_ast *a = p->a;
 	if (a->nnum == a->capnum) {
-		uint64_t nc = a->capnum ? a->capnum * 2 : 1024;
-		if (nc > SIZE_MAX / sizeof(uint64_t))
+		size_t cap = (size_t)a->capnum;
+		if (MFS_ARRAY_RESERVE(a->num, (size_t)a->nnum, cap, 1, 1024) < 0)
 			return nomem(p);
-		uint64_t *q = realloc(a->num, (size_t)nc * sizeof(*q));
-		if (!q)
-			return nomem(p);
-		a->num = q;
-		a->capnum = nc;
+		a->capnum = cap;
 	}
 	a->num[a->nnum++] = off;
 	return 0;
@@ -415,12 +410,10 @@ static int pointer(struct pl_parser *p, uint32_t *out)
 		if ((r = pl_new_val(p, PV_DEF, at, out)))
 			return r;
 		if (a->ndefs == a->capdefs) {
-			uint32_t nc = a->capdefs ? a->capdefs * 2 : 64;
-			uint32_t *d = realloc(a->defs, (size_t)nc * sizeof(*d));
-			if (!d)
+			size_t cap = a->capdefs;  /* ndefs <= nv < PL_NIL / 2 */
+			if (MFS_ARRAY_RESERVE(a->defs, a->ndefs, cap, 1, 64) < 0)
 				return nomem(p);
-			a->defs = d;
-			a->capdefs = nc;
+			a->capdefs = (uint32_t)cap;
 		}
 		a->defs[a->ndefs++] = *out;
 		uint32_t kid;

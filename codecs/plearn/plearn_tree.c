@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "bytes.h"
 #include "numtext.h"
 #include "plearn.h"
@@ -382,15 +383,9 @@ static mfs_id build(struct build *bd, mfs_id parent, const char *name, size_t nl
 		break;
 	case SH_LINK:
 		if (v->b != PL_NIL && (a->v[v->b].flags & PVF_SHOWN)) {
-			if (bd->nlinks == bd->caplinks) {
-				size_t nc = bd->caplinks ? bd->caplinks * 2 : 32;
-				struct pending *q = realloc(bd->links, nc * sizeof(*q));
-				if (!q) {
-					bd->fail = ENOMEM;
-					return MFS_NONE;
-				}
-				bd->links = q;
-				bd->caplinks = nc;
+			if (MFS_ARRAY_RESERVE(bd->links, bd->nlinks, bd->caplinks, 1, 32) < 0) {
+				bd->fail = ENOMEM;
+				return MFS_NONE;
 			}
 			id = mfs_add_link(bd->m, parent, name, nl, MFS_NONE);
 			bd->links[bd->nlinks++] = (struct pending){id, (uint32_t)v->b};

@@ -24,7 +24,7 @@ struct repl {
 struct hedit {
 	struct mfs_buf text;       /* replacement texts */
 	struct repl *r;
-	size_t n;
+	size_t n, cap;
 };
 
 static int by_at(const void *a, const void *b)
@@ -104,11 +104,9 @@ static int put_header(const struct mfs_model *m, const struct st_file *f, struct
  * follows (printf-style). */
 static int replace(struct hedit *x, size_t at, size_t len, const char *s, size_t n)
 {
-	struct repl *r = realloc(x->r, (x->n + 1) * sizeof(*r));
-	if (!r)
+	if (MFS_ARRAY_RESERVE(x->r, x->n, x->cap, 1, 8) < 0)
 		return -ENOMEM;
-	x->r = r;
-	r[x->n++] = (struct repl){at, len, x->text.len, n};
+	x->r[x->n++] = (struct repl){at, len, x->text.len, n};
 	return mfs_buf_add(&x->text, s, n);
 }
 
