@@ -108,8 +108,14 @@ static struct mref *parse(struct inode *dir, const char *name, struct stat *st,
 	int r = mfs_model_open(&m, dfd, name, NULL, err);
 	if (r < 0)
 		return NULL;
-	if (m->note[0])
+	if (m->note[0] && m->more_notes) {
+		char msg[MFS_ERRMSG_MAX + 64];
+		snprintf(msg, sizeof(msg), "%s (and %u more)", m->note,
+			 (unsigned)m->more_notes);
+		log_error(dir, name, EINVAL, msg);
+	} else if (m->note[0]) {
 		log_error(dir, name, EINVAL, m->note);
+	}
 	if (m->ino != (uint64_t)st->st_ino || m->size != (uint64_t)st->st_size)
 		st->st_mtim.tv_nsec = -1;
 	struct mref *ref = calloc(1, sizeof(*ref));

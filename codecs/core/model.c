@@ -204,11 +204,12 @@ static mfs_id add_view(struct mfs_model *m, mfs_id dir, const char *name, enum m
 	return id;
 }
 
-int mfs_attach_tensor(struct mfs_model *m, mfs_id dir, const struct mfs_tensor *src)
+/* Check t and append it to m->tensors as the tensor of node dir (its
+ * directory, or the one file of a stream). The index, or -1 (remembered
+ * failure). */
+static int push_tensor(struct mfs_model *m, mfs_id dir, const struct mfs_tensor *src)
 {
 	struct mfs_model_impl *im = m->impl;
-	if (im->build_err || dir >= m->nnodes || m->nodes[dir].kind != MFS_K_DIR)
-		return -1;
 	const struct mfs_dtype_info *di = mfs_dtype_info((enum mfs_dtype)src->dtype);
 	if (src->dtype == MFS_DT_INVALID || src->dtype >= MFS_DT_COUNT) {
 		build_fail(m, EINVAL, "tensor of an unknown dtype");
@@ -250,7 +251,20 @@ int mfs_attach_tensor(struct mfs_model *m, mfs_id dir, const struct mfs_tensor *
 	uint32_t ti = m->ntensors++;
 	m->tensors[ti] = t;
 	m->nodes[dir].u.tensor = ti;
+	return (int)ti;
+}
 
+int mfs_attach_tensor(struct mfs_model *m, mfs_id dir, const struct mfs_tensor *src)
+{
+	struct mfs_model_impl *im = m->impl;
+	if (im->build_err || dir >= m->nnodes || m->nodes[dir].kind != MFS_K_DIR)
+		return -1;
+	int r = push_tensor(m, dir, src);
+	if (r < 0)
+		return -1;
+	uint32_t ti = (uint32_t)r;
+	const struct mfs_tensor t = m->tensors[ti];
+	const struct mfs_dtype_info *di = mfs_dtype_info((enum mfs_dtype)t.dtype);
 	unsigned wr = (t.flags & MFS_TF_WRITABLE) ? MFS_NF_WRITABLE : 0;
 	add_view(m, dir, "shape", MFS_V_SHAPE, ti, 0);
 	add_view(m, dir, "dtype", MFS_V_DTYPE, ti, 0);
@@ -273,6 +287,17 @@ mfs_id mfs_add_tensor(struct mfs_model *m, mfs_id parent, const char *name, size
 	if (dir == MFS_NONE || mfs_attach_tensor(m, dir, t) < 0)
 		return MFS_NONE;
 	return dir;
+}
+
+mfs_id mfs_add_stream(struct mfs_model *m, mfs_id parent, const char *name, size_t len,
+		      const struct mfs_tensor_ops *ops, uint64_t size, uint64_t tag)
+{
+	mfs_id id = add_node(m, parent, name, len, MFS_K_FILE, MFS_V_DATA, 0);
+	if (id == MFS_NONE)
+		return id;
+	const uint64_t dims[1] = {size};
+	struct mfs_tensor t = {.dtype = MFS_DT_U8, .ndim = 1, .dims = dims, .ops = ops, .tag = tag};
+	return push_tensor(m, id, &t) < 0 ? MFS_NONE : id;
 }
 
 mfs_id mfs_add_frame_csv(struct mfs_model *m, mfs_id dir, uint64_t nrows, uint32_t ncols,
@@ -426,8 +451,10 @@ mfs_id mfs_resolve(const struct mfs_model *m, const char *path)
 
 void mfs_model_note(struct mfs_model *m, const char *fmt, ...)
 {
-	if (m->note[0])
+	if (m->note[0]) {
+		m->more_notes++;
 		return;
+	}
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(m->note, sizeof(m->note), fmt, ap);

@@ -148,6 +148,7 @@ struct mfs_model {
 	/* A problem the open got past (a malformed sidecar, say): "" if none;
 	 * the first one, set with mfs_model_note. fs/ logs it as an error line. */
 	char note[MFS_ERRMSG_MAX];
+	uint32_t more_notes;        /* problems after the first, not kept */
 
 	struct mfs_node *nodes;     /* nodes[0] is the model directory */
 	uint32_t nnodes;
@@ -173,6 +174,11 @@ mfs_id mfs_add_textf(struct mfs_model *m, mfs_id parent, const char *name, unsig
 /* A file showing source bytes [off, off + rlen) as they are. */
 mfs_id mfs_add_raw(struct mfs_model *m, mfs_id parent, const char *name, size_t len,
 		   uint64_t off, uint64_t rlen, unsigned flags);
+/* A read-only file of size bytes that ops->read gives (an inflated archive
+ * member, say): a 1-D uint8 tensor whose only view is this file, its `data`.
+ * tag is the tensor's. */
+mfs_id mfs_add_stream(struct mfs_model *m, mfs_id parent, const char *name, size_t len,
+		      const struct mfs_tensor_ops *ops, uint64_t size, uint64_t tag);
 /* A relative symbolic link to another node (which may be added later). */
 mfs_id mfs_add_link(struct mfs_model *m, mfs_id parent, const char *name, size_t len,
 		    mfs_id target);
@@ -197,7 +203,8 @@ mfs_id mfs_add_frame_csv(struct mfs_model *m, mfs_id dir, uint64_t nrows, uint32
 			 const uint32_t *cols, const char *const *labels);
 /* Copy bytes into the model's arena (lives as long as the model). */
 void *mfs_model_alloc(struct mfs_model *m, size_t size);
-/* Record a problem that does not stop the open (m->note; the first one). */
+/* Record a problem that does not stop the open (m->note: the first one;
+ * later ones are counted in m->more_notes). */
 void mfs_model_note(struct mfs_model *m, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 char *mfs_model_strdup(struct mfs_model *m, const char *s, size_t len);

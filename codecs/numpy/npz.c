@@ -1,7 +1,10 @@
 /* .npz archives: each `.npy` member a tensor under tensors/ (its name
- * without `.npy`, split at `.` and `/`), with `index`; other stored members
- * as read-only files under files/. Stored members are raw storage at their
- * data offset; deflated ones are read through npz_inflate.c. */
+ * without `.npy`, split at `.` and `/`), with `index`; other members as
+ * read-only files under files/. Stored members are raw storage at their
+ * data offset; deflated ones are read through npz_inflate.c. A member that
+ * is not a valid .npy is a file, one whose bytes cannot be read (an unknown
+ * method, a bad stream) is left out: either with a note (an errors line),
+ * the other members shown as usual, as numpy.load reads them. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,56 +70,88 @@ static int verify(struct mfs_model *m, uint32_t i, uint64_t usize, struct mfs_er
 		uint64_t n = usize - off < sizeof(buf) ? usize - off : sizeof(buf);
 		r = npz_inflate_read(m, i, off, n, buf, err);
 	}
-	if (r == -EIO && err) {
-		err->code = EINVAL;  /* found while indexing: the file does not parse */
-		r = -EINVAL;
-	}
 	return r;
 }
 
-/* Member i as a tensor, when it is a .npy of a dtype modelfs shows:
- * 1 added, 0 not a tensor (a file), or -errno. */
-static int add_member(struct mfs_model *m, struct mfs_dotted *d, uint32_t i, uint64_t *budget,
-		      struct mfs_err *err)
+/* What a member becomes. */
+enum member { M_FILE, M_TENSOR, M_NONE };
+
+/* A member left out of the tree, or shown as a file, for the reason in err:
+ * a note naming it (the archive's other members are shown as usual). */
+static int noted(struct mfs_model *m, const struct zip_member *zm, enum member as,
+		 struct mfs_err *err)
+{
+	char q[MFS_QUOTE_MAX];
+	mfs_model_note(m, "member %s: %s; %s", mfs_quote(q, zm->name, zm->name_len), err->msg,
+		       as == M_FILE ? "shown under files/" : "not shown");
+	mfs_err_clear(err);
+	return as;
+}
+
+/* Whether member i's bytes can be read: its method, its sizes, and for
+ * deflated members within the budget, the whole stream. M_FILE if so. */
+static int readable(struct mfs_model *m, uint32_t i, uint64_t *budget, struct mfs_err *err)
+{
+	const struct zip_member *zm = &((struct npz *)m->priv)->zip.mem[i];
+	int r = 0;
+	if (zm->flags & 1)
+		r = mfs_error(err, ENOTSUP, "it is encrypted");
+	else if (zm->method != 0 && zm->method != 8)
+		r = mfs_error(err, ENOTSUP, "its compression method %u is not supported",
+			      (unsigned)zm->method);
+	else if (zm->method == 0 && zm->csize != zm->usize)
+		r = mfs_error(err, EINVAL, "it is stored but says %llu bytes compressed and %llu uncompressed",
+			      (unsigned long long)zm->csize, (unsigned long long)zm->usize);
+	else if (zm->method == 8 && zm->usize / DEFLATE_MAX_RATIO > zm->csize)
+		/* A zip bomb, or a lying size: nothing is inflated. */
+		r = mfs_error(err, EINVAL, "it declares %llu bytes from %llu deflated, more than deflate can expand to",
+			      (unsigned long long)zm->usize, (unsigned long long)zm->csize);
+	else if (zm->method == 8 && zm->usize <= *budget) {
+		*budget -= zm->usize;
+		r = verify(m, i, zm->usize, err);
+	}
+	if (r == -ENOMEM)
+		return r;
+	return r < 0 ? noted(m, zm, M_NONE, err) : M_FILE;
+}
+
+/* Member i as a tensor, when it is a .npy of a dtype modelfs shows: M_TENSOR
+ * (z->heads[i] set), M_FILE (not an array, or not a valid .npy: noted),
+ * M_NONE (its bytes cannot be read: noted), or -ENOMEM. */
+static int classify(struct mfs_model *m, uint32_t i, uint64_t *budget, struct mfs_err *err)
 {
 	struct npz *z = m->priv;
 	const struct zip_member *zm = &z->zip.mem[i];
 	struct mfs_npy_head *h = &z->heads[i];
-	if (!npy_name(zm) || (zm->method != 0 && zm->method != 8) || (zm->flags & 1))
-		return 0;
-	int r;
-	if (zm->method == 0) {
-		if (zm->csize != zm->usize)
-			return mfs_error(err, EINVAL, "the stored member at byte %llu says %llu bytes compressed and %llu uncompressed",
-					 (unsigned long long)zm->local_off, (unsigned long long)zm->csize,
-					 (unsigned long long)zm->usize);
+	int r = readable(m, i, budget, err);
+	if (r != M_FILE || !npy_name(zm))
+		return r;
+	if (zm->method == 0)
 		r = mfs_npy_parse(m->base + zm->data_off, zm->csize, h, err);
-	} else if (zm->usize / DEFLATE_MAX_RATIO > zm->csize) {
-		/* A zip bomb, or a lying size: nothing is inflated. */
-		r = mfs_error(err, EINVAL, "the deflated member at byte %llu declares %llu bytes from %llu, more than deflate can expand to",
-			      (unsigned long long)zm->local_off, (unsigned long long)zm->usize,
-			      (unsigned long long)zm->csize);
-	} else {
+	else
 		r = deflated_head(m, i, h, err);
-		if (r == 0 && zm->usize <= *budget) {
-			*budget -= zm->usize;
-			r = verify(m, i, zm->usize, err);
-		}
-	}
-	if (r == -ENOTSUP) {
-		mfs_err_clear(err);
-		h->dtype = MFS_DT_INVALID;
-		return 0;
-	}
 	if (r == 0 && (h->data_off > zm->usize || h->bytes != zm->usize - h->data_off))
 		r = mfs_error(err, EINVAL, "the .npy header says %llu bytes of data at byte %llu, the member has %llu bytes",
 			      (unsigned long long)h->bytes, (unsigned long long)h->data_off,
 			      (unsigned long long)zm->usize);
-	if (r < 0) {
-		char q[MFS_QUOTE_MAX];
-		mfs_error_prefix(err, "member %s", mfs_quote(q, zm->name, zm->name_len));
+	if (r == 0)
+		return M_TENSOR;
+	memset(h, 0, sizeof(*h));  /* dtype MFS_DT_INVALID: not a tensor */
+	if (r == -ENOMEM)
 		return r;
+	if (r == -ENOTSUP) {  /* strings, structured, objects: a file, silently */
+		mfs_err_clear(err);
+		return M_FILE;
 	}
+	return noted(m, zm, r == -EIO ? M_NONE : M_FILE, err);
+}
+
+/* Member i, a .npy whose header z->heads[i] holds, as a tensor. */
+static void add_tensor(struct mfs_model *m, struct mfs_dotted *d, uint32_t i)
+{
+	struct npz *z = m->priv;
+	const struct zip_member *zm = &z->zip.mem[i];
+	const struct mfs_npy_head *h = &z->heads[i];
 	struct mfs_tensor t;
 	npy_tensor(h, zm->data_off + h->data_off, &t);
 	t.tag = i;
@@ -132,7 +167,18 @@ static int add_member(struct mfs_model *m, struct mfs_dotted *d, uint32_t i, uin
 			t.flags |= MFS_TF_NODENSE;
 	}
 	mfs_dotted_add(d, zm->name, zm->name_len - 4, &t, off, h->bytes);
-	return 1;
+}
+
+/* Member i as a read-only file under files/ (made on first use). */
+static void add_file(struct mfs_model *m, mfs_id *files, uint32_t i)
+{
+	const struct zip_member *zm = &((struct npz *)m->priv)->zip.mem[i];
+	if (*files == MFS_NONE)
+		*files = mfs_add_dir(m, MFS_ROOT, "files", 5);
+	if (zm->method == 0)
+		mfs_add_raw(m, *files, zm->name, zm->name_len, zm->data_off, zm->csize, 0);
+	else
+		mfs_add_stream(m, *files, zm->name, zm->name_len, &npz_member_ops, zm->usize, i);
 }
 
 int npz_open(struct mfs_model *m, struct mfs_err *err)
@@ -156,13 +202,11 @@ int npz_open(struct mfs_model *m, struct mfs_err *err)
 	if (!d)
 		return mfs_error(err, ENOMEM, "out of memory");
 	for (uint32_t i = 0; i < z->zip.n && r >= 0; i++) {
-		const struct zip_member *zm = &z->zip.mem[i];
-		r = add_member(m, d, i, &budget, err);
-		if (r != 0 || zm->method != 0 || (zm->flags & 1))
-			continue;  /* a tensor, an error, or no raw view to show */
-		if (files == MFS_NONE)
-			files = mfs_add_dir(m, MFS_ROOT, "files", 5);
-		mfs_add_raw(m, files, zm->name, zm->name_len, zm->data_off, zm->csize, 0);
+		r = classify(m, i, &budget, err);
+		if (r == M_TENSOR)
+			add_tensor(m, d, i);
+		else if (r == M_FILE)
+			add_file(m, &files, i);
 	}
 	mfs_dotted_finish(d, r < 0 ? MFS_NONE : MFS_ROOT);
 	return r < 0 ? r : 0;

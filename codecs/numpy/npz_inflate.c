@@ -254,3 +254,11 @@ static int deflated_read(const struct mfs_model *m, const struct mfs_tensor *t, 
 }
 
 const struct mfs_tensor_ops npz_deflated_ops = {.read = deflated_read};
+
+static int member_read(const struct mfs_model *m, const struct mfs_tensor *t, uint64_t first,
+		       uint64_t count, void *out, struct mfs_err *err)
+{
+	return npz_inflate_read(m, (uint32_t)t->tag, first, count, out, err);
+}
+
+const struct mfs_tensor_ops npz_member_ops = {.read = member_read};

@@ -86,5 +86,8 @@ int npz_inflate_read(const struct mfs_model *m, uint32_t i, uint64_t off, uint64
 int npz_inflate_init(struct npz *z);
 void npz_inflate_free(struct npz *z);
 extern const struct mfs_tensor_ops npz_deflated_ops;
+/* A deflated member's bytes as they are (a file under files/: tag is the
+ * member). */
+extern const struct mfs_tensor_ops npz_member_ops;
 
 #endif

@@ -289,7 +289,8 @@ def test_corrupt():
         for name in [n for n, _ in corrupt_variants(raw)] + ["bad_header.npy"]:
             check(any((" %s: " % name) in ln for ln in errs), "no error line for " + name)
     # a deflated member whose CRC-32 is wrong: small archives are inflated
-    # whole when indexed, so it does not parse
+    # whole when indexed, so it is found there and left out with an errors
+    # line, the other members shown as numpy.load reads them
     comp = bytearray(open(data("numpy/compressed.npz"), "rb").read())
     with zipfile.ZipFile(io.BytesIO(bytes(comp))) as z:
         info = z.getinfo("model.layer.0.bias.npy")
@@ -307,11 +308,83 @@ def test_corrupt():
     with Mount([]) as m:
         open(m.s("crc.npz"), "wb").write(bytes(comp))
         settle(m.m("crc.npz"))
-        check(os.path.isfile(m.m("crc.npz")), "an archive with a wrong CRC-32 shown")
-        check(any("crc.npz: " in ln and "CRC-32" in ln for ln in error_lines(m)),
-              "no CRC-32 error line: %r" % error_lines(m))
+        check(os.path.isdir(m.m("crc.npz")), "an archive with one bad member is shown")
+        check(not os.path.exists(tensor_path(m, "crc.npz", "model.layer.0.bias")),
+              "the member with a wrong CRC-32 is left out")
+        check(any("crc.npz: " in ln and "model.layer.0.bias.npy" in ln and "CRC-32" in ln
+                  for ln in error_lines(m)), "no CRC-32 error line: %r" % error_lines(m))
+        with np.load(m.s("crc.npz")) as f:
+            for k in f.keys():
+                if k != "model.layer.0.bias":
+                    same_array(check_tensor_dir(tensor_path(m, "crc.npz", k)), native(f[k]),
+                               "crc.npz member " + k)
+
+
+def npy_bytes(a):
+    b = io.BytesIO()
+    np.save(b, a)
+    return b.getvalue()
+
+
+def test_bad_members():
+    """An archive whose members are not all valid arrays mounts like
+    numpy.load reads it: valid arrays as tensors, members that are not valid
+    .npy files (empty, a bad header) and other members, stored or deflated,
+    as read-only files under files/ with their exact bytes, members whose
+    bytes cannot be read (bzip2) left out; one errors line names the first
+    bad member and counts the rest. An edit of a tensor keeps every other
+    member byte for byte."""
+    a, b = np.arange(5, dtype=np.int16), np.linspace(0, 1, 7)
+    members = [("a.npy", npy_bytes(a), zipfile.ZIP_DEFLATED),
+               ("empty.npy", b"", zipfile.ZIP_DEFLATED),
+               ("bad.npy", b"\x93NUMPY\x01\x00\x10\x00{'descr': 'zz'}\n" + b"\0" * 4,
+                zipfile.ZIP_STORED),
+               ("notes/README.txt", b"deflated text\n" * 5000, zipfile.ZIP_DEFLATED),
+               ("stored.txt", b"stored bytes", zipfile.ZIP_STORED),
+               ("bz.npy", npy_bytes(np.ones(3)), zipfile.ZIP_BZIP2),
+               ("b.npy", npy_bytes(b), zipfile.ZIP_DEFLATED),
+               ("c.npy", npy_bytes(a[::-1].copy()), zipfile.ZIP_STORED)]
+    with Mount([]) as m:
+        with zipfile.ZipFile(m.s("bad.npz"), "w") as z:
+            for name, content, method in members:
+                z.writestr(zipfile.ZipInfo(name), content, compress_type=method)
+        settle(m.m("bad.npz"))
+        same_array(check_tensor_dir(tensor_path(m, "bad.npz", "a")), a, "member a")
+        same_array(check_tensor_dir(tensor_path(m, "bad.npz", "b")), b, "member b")
+        for name, content, _ in members[1:5]:
+            f = m.m("bad.npz", "files", name.replace("/", "%2F"))
+            eq(open(f, "rb").read(), content, "files/ " + name)
+            eq(os.stat(f).st_size, len(content), "size of files/ " + name)
+            eq(os.stat(f).st_mode & 0o222, 0, "mode of files/ " + name)
+        eq(sorted(os.listdir(m.m("bad.npz", "files"))),
+           sorted(["bad.npy", "empty.npy", "notes%2FREADME.txt", "stored.txt"]), "files/")
+        check(not os.path.exists(tensor_path(m, "bad.npz", "bz")), "bzip2 member left out")
+        errs = [ln for ln in error_lines(m) if " bad.npz: " in ln]
+        eq(len(errs), 1, "one errors line: %r" % errs)
+        check('member "empty.npy"' in errs[0] and "(and 2 more)" in errs[0],
+              "the errors line: %r" % errs[0])
+        # a write through files/ is refused, the source unchanged
+        before = sha(m.s("bad.npz"))
+        try:
+            with open(m.m("bad.npz", "files", "stored.txt"), "wb") as f:
+                f.write(b"x")
+            raise AssertionError("files/stored.txt accepted a write")
+        except OSError:
+            pass
+        eq(sha(m.s("bad.npz")), before, "source after a refused write")
+        # edits of a deflated member (the archive rewritten) and of a stored
+        # one (patched in place) keep every other member's bytes
+        write_ok(os.path.join(tensor_path(m, "bad.npz", "b"), "values.txt"), "0 1 2 3 4 5 6\n")
+        write_ok(os.path.join(tensor_path(m, "bad.npz", "c"), "values.txt"), "9 8 7 6 5\n")
+        with zipfile.ZipFile(m.s("bad.npz")) as z:
+            eq([i.filename for i in z.infolist()], [n for n, _, _ in members], "member order")
+            for name, content, _ in members:
+                want = {"b.npy": npy_bytes(np.arange(7.0)),
+                        "c.npy": npy_bytes(np.arange(9, 4, -1, dtype=np.int16))}.get(name, content)
+                eq(z.read(name), want, "member %s after the edits" % name)
 
 
 if __name__ == "__main__":
     run([test_npy_read, test_npz_read, test_npy_edit, test_npy_refused, test_npz_edit_stored,
-         test_npz_edit_compressed, test_large_deflated, test_zip64_end, test_corrupt])
+         test_npz_edit_compressed, test_large_deflated, test_zip64_end, test_corrupt,
+         test_bad_members])
