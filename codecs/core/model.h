@@ -207,6 +207,10 @@ void *mfs_model_alloc(struct mfs_model *m, size_t size);
  * later ones are counted in m->more_notes). */
 void mfs_model_note(struct mfs_model *m, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* Whether the file name beside the source (a shard its index names) opens
+ * as a model of the same codec: 0, -errno with a message, or 1 when it
+ * cannot be told (a model opened from memory). For use inside open. */
+int mfs_model_check_sibling(struct mfs_model *m, const char *name, struct mfs_err *err);
 char *mfs_model_strdup(struct mfs_model *m, const char *s, size_t len);
 
 static inline void mfs_set_tag(struct mfs_model *m, mfs_id id, uint64_t tag)

@@ -55,6 +55,8 @@ struct mfs_model_impl {
 	size_t map_len;
 	uint8_t *sidecar_buf;       /* owned copy of the sidecar */
 	bool owns_fd;
+	int dirfd;                  /* the source's directory while the codec opens
+				       it (mfs_model_check_sibling), else -1 */
 	/* The source's holes (read as zeros without being stored), sorted,
 	 * each at least MFS_HOLE_MIN long (holes.c). */
 	struct mfs_hole *holes;

@@ -43,6 +43,7 @@ static struct mfs_model *model_new(const char *name)
 	}
 	m->impl = im;
 	m->fd = -1;
+	im->dirfd = -1;
 	static _Atomic uint64_t next_uid = 1;
 	im->uid = next_uid++;
 	mfs_arena_init(&im->arena);
@@ -215,8 +216,11 @@ int mfs_model_open(struct mfs_model **out, int dirfd, const char *name,
 	return mfs_model_open_as(out, dirfd, name, name, codec, err);
 }
 
-int mfs_model_open_as(struct mfs_model **out, int dirfd, const char *path, const char *name,
-		      const struct mfs_codec *codec, struct mfs_err *err)
+/* mfs_model_open_as; siblings: whether the codec may check the files its
+ * model refers to (mfs_model_check_sibling), which a sibling's own open may
+ * not (an index naming itself as its shard would recurse). */
+static int open_file(struct mfs_model **out, int dirfd, const char *path, const char *name,
+		     const struct mfs_codec *codec, bool siblings, struct mfs_err *err)
 {
 	*out = NULL;
 	int fd = openat(dirfd, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
@@ -285,8 +289,10 @@ int mfs_model_open_as(struct mfs_model **out, int dirfd, const char *path, const
 	int r = 0;
 	if (codec->sidecar)
 		r = read_sidecar(m, dirfd, codec->sidecar, err);
+	m->impl->dirfd = siblings ? dirfd : -1;
 	if (r == 0)
 		r = index_model(m, err);
+	m->impl->dirfd = -1;
 	if (r < 0) {
 		mfs_model_free(m);
 		return r;
@@ -296,4 +302,22 @@ int mfs_model_open_as(struct mfs_model **out, int dirfd, const char *path, const
 		madvise(m->impl->map, m->impl->map_len, MADV_NORMAL);
 	*out = m;
 	return 0;
+}
+
+int mfs_model_open_as(struct mfs_model **out, int dirfd, const char *path, const char *name,
+		      const struct mfs_codec *codec, struct mfs_err *err)
+{
+	return open_file(out, dirfd, path, name, codec, true, err);
+}
+
+int mfs_model_check_sibling(struct mfs_model *m, const char *name, struct mfs_err *err)
+{
+	if (m->impl->dirfd < 0)
+		return 1;
+	struct mfs_model *sib;
+	int r = open_file(&sib, m->impl->dirfd, name, name, NULL, false, err);
+	if (r == 0 && sib->codec != m->codec)
+		r = mfs_error(err, EINVAL, "not a %s file", m->codec->name);
+	mfs_model_free(sib);
+	return r;
 }

@@ -3,13 +3,22 @@
  * as metadata/<key> (each value's JSON text, read-only) and tensors/ whose
  * entries are relative links into the shards' model directories.
  *
- * Whether a shard exists or parses is not checked here (a codec does no
- * I/O): the link of a tensor in a missing shard dangles. */
+ * Each shard is opened once (by the core: a codec does no I/O) to check
+ * that it is a safetensors file; the tensors of a shard that is missing or
+ * does not parse are left out, with a note. */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "dotted.h"
 #include "safetensors.h"
+
+/* The shards named so far, and whether each opened. */
+struct shards {
+	struct shard { const char *name; size_t len; bool ok; } *v;
+	size_t n, cap;
+};
 
 static void add_metadata(struct mfs_model *m, const struct mfs_json *j, uint32_t node)
 {
@@ -29,8 +38,34 @@ static bool plain_file_name(const char *s, size_t n)
 	return !memchr(s, '/', n) && !memchr(s, '\0', n);
 }
 
+/* Shard s[0, n), checked on its first mention (noted if it does not open),
+ * or NULL when memory ran out. */
+static const struct shard *shard_of(struct mfs_model *m, struct shards *sh, const char *s,
+				    size_t n)
+{
+	for (size_t i = sh->n; i-- > 0;)
+		if (sh->v[i].len == n && !memcmp(sh->v[i].name, s, n))
+			return &sh->v[i];
+	char *name = mfs_model_strdup(m, s, n);
+	if (!name || MFS_ARRAY_RESERVE(sh->v, sh->n, sh->cap, 1, 8) < 0)
+		return NULL;
+	struct mfs_err err = {0};
+	int r = mfs_model_check_sibling(m, name, &err);
+	if (r == -ENOMEM)
+		return NULL;
+	if (r < 0) {
+		char q[MFS_QUOTE_MAX];
+		mfs_model_note(m, "shard %s: %s; its tensors are not shown", mfs_quote(q, s, n),
+			       err.msg);
+	}
+	sh->v[sh->n] = (struct shard){name, n, r >= 0};
+	return &sh->v[sh->n++];
+}
+
 static int add_links(struct mfs_model *m, const struct mfs_json *j, uint32_t map)
 {
+	struct shards sh = {0};
+	int r = 0;
 	mfs_id td = mfs_add_dir(m, MFS_ROOT, "tensors", 7);
 	struct mfs_dotted *d = mfs_dotted_new(m, td, ".");
 	if (!d)
@@ -45,12 +80,17 @@ static int add_links(struct mfs_model *m, const struct mfs_json *j, uint32_t map
 				       "the index", mfs_quote(q, mfs_json_key(j, c), j->v[c].keylen));
 			continue;
 		}
-		char *shard = mfs_model_strdup(m, s, n);
-		if (shard)
-			mfs_dotted_add_link(d, mfs_json_key(j, c), j->v[c].keylen, shard);
+		const struct shard *f = shard_of(m, &sh, s, n);
+		if (!f) {
+			r = -ENOMEM;
+			break;
+		}
+		if (f->ok)
+			mfs_dotted_add_link(d, mfs_json_key(j, c), j->v[c].keylen, f->name);
 	}
 	mfs_dotted_finish(d, MFS_NONE);
-	return 0;
+	free(sh.v);
+	return r < 0 ? r : 0;
 }
 
 int mfs_st_open_index(struct mfs_model *m, struct mfs_err *err)

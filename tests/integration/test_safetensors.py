@@ -227,14 +227,23 @@ def test_sharded():
                     check(os.path.isdir(os.path.realpath(p)), "link resolves: " + p)
                     n += 1
         eq(n, 6, "links")
-    # A missing shard: its tensors' links dangle, the others resolve.
-    m = Mount(["safetensors/tiny"])
-    os.unlink(m.s("tiny/model-00002-of-00002.safetensors"))
-    with m:
-        d = m.m("tiny/model.safetensors.index.json/tensors")
-        check(os.path.islink(os.path.join(d, "lm_head/weight")), "link of a missing shard")
-        check(not os.path.exists(os.path.join(d, "lm_head/weight")), "missing shard")
-        check(os.path.isdir(os.path.join(d, "model/embed_tokens/weight")), "present shard")
+    # A missing shard, then one that does not parse: its tensors are left
+    # out with an errors line naming it, the others resolve.
+    for broken in (None, b"{not safetensors"):
+        m = Mount(["safetensors/tiny"])
+        shard = m.s("tiny/model-00002-of-00002.safetensors")
+        os.unlink(shard)
+        if broken is not None:
+            open(shard, "wb").write(broken)
+        with m:
+            d = m.m("tiny/model.safetensors.index.json/tensors")
+            check(not os.path.lexists(os.path.join(d, "lm_head/weight")),
+                  "tensor of a broken shard shown (%r)" % broken)
+            check(os.path.isdir(os.path.join(d, "model/embed_tokens/weight")), "present shard")
+            errs = [ln for ln in m.errors().splitlines() if "model.safetensors.index.json: " in ln]
+            eq(len(errs), 1, "one errors line for the index: %r" % errs)
+            check('shard "model-00002-of-00002.safetensors": ' in errs[0] and
+                  "its tensors are not shown" in errs[0], "the errors line: %r" % errs[0])
 
 
 def sparse_write(path, specs, dense):
