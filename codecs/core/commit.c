@@ -42,14 +42,16 @@ static void journal_name(const char *name, char out[256])
 			 (unsigned long long)mfs_hash64(name, n, 0x6a726e6c), JOURNAL_SUFFIX);
 }
 
-/* A private lock on a commit's temporary file or journal, held from its
- * creation until it is renamed or removed: recovery leaves locked ones
- * alone. An open file description's lock, so that even another thread of
- * this process sees it taken. Waits while a recovery holds it a moment. */
-static int lock_private(int fd)
+/* An open file description's lock on the whole of fd (so that even another
+ * thread of this process sees it taken): exclusive or shared, waiting for
+ * it or not (then -1 with errno EAGAIN or EACCES while another holds it).
+ * A commit holds its temporary file's and its journal's from their creation
+ * until they are renamed or removed (waiting while a recovery holds one a
+ * moment); recovery leaves locked ones alone. */
+static int ofd_lock(int fd, bool exclusive, bool wait)
 {
-	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
-	return fcntl(fd, F_OFD_SETLKW, &fl);
+	struct flock fl = {.l_type = exclusive ? F_WRLCK : F_RDLCK, .l_whence = SEEK_SET};
+	return fcntl(fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &fl);
 }
 
 /* A new temporary file beside name, locked and still under its name (a
@@ -70,7 +72,7 @@ static int tmp_open(int dirfd, const char *name, char out[256], struct mfs_err *
 		if (fd < 0)
 			continue;
 		struct stat st;
-		if (lock_private(fd) == 0 && fstat(fd, &st) == 0 && st.st_nlink > 0)
+		if (ofd_lock(fd, true, true) == 0 && fstat(fd, &st) == 0 && st.st_nlink > 0)
 			return fd;
 		close(fd);
 	}
@@ -83,8 +85,7 @@ static void remove_tmp(int dirfd, const char *tmp)
 	int fd = openat(dirfd, tmp, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return;
-	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
-	if (fcntl(fd, F_OFD_SETLK, &fl) == 0)
+	if (ofd_lock(fd, true, false) == 0)
 		unlinkat(dirfd, tmp, 0);
 	close(fd);
 }
@@ -424,7 +425,7 @@ static int journal_create(int dirfd, const char *jn, struct mfs_err *err)
 		/* A recovery may have taken the empty journal for a torn one
 		 * between the two calls, and removed it: then again. */
 		struct stat js;
-		if (lock_private(jfd) == 0 && fstat(jfd, &js) == 0 && js.st_nlink > 0)
+		if (ofd_lock(jfd, true, true) == 0 && fstat(jfd, &js) == 0 && js.st_nlink > 0)
 			return jfd;
 		close(jfd);
 	}
@@ -566,8 +567,7 @@ static int open_abandoned(int dirfd, const char *jn, bool rw, int *out, struct m
 	int jfd = openat(dirfd, jn, (rw ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NOFOLLOW);
 	if (jfd < 0)
 		return errno == ENOENT ? 0 : mfs_error(err, errno, "cannot open %s", jn);
-	struct flock fl = {.l_type = rw ? F_WRLCK : F_RDLCK, .l_whence = SEEK_SET};
-	if (fcntl(jfd, F_OFD_SETLK, &fl) < 0) {
+	if (ofd_lock(jfd, rw, false) < 0) {
 		int e = errno;
 		close(jfd);
 		if (e == EAGAIN || e == EACCES)

@@ -1,6 +1,7 @@
 /* The dtype table: one row per element type (see struct mfs_dtype_info). */
 #include "dtype.h"
 
+#include "numtext.h"
 #include "numtext_elem.h"
 
 #include <string.h>
@@ -15,6 +16,10 @@
 #define COMPLEX(T, name, npy, size, part, range) \
 	{name, npy, size, MFS_DK_COMPLEX, true, true, mfs_elem_fmt_##T, mfs_elem_parse_##T, range, \
 	 mfs_elem_widen_##T, part}
+/* bfloat16 and float8 (no NumPy descr: data.npy widens them to float32). */
+#define MINI(T, name, size, range, mini) \
+	{name, NULL, size, MFS_DK_FLOAT, true, true, mfs_elem_fmt_##T, mfs_elem_parse_##T, range, \
+	 mfs_elem_widen_##T, 0, mini}
 /* A row without values.txt. */
 #define BYTES(name, size, kind) {name, NULL, size, kind, false, false, NULL, NULL, NULL, NULL, 0}
 
@@ -50,11 +55,19 @@ static const struct mfs_dtype_info table[MFS_DT_COUNT] = {
 	[MFS_DT_CHAR32] = BYTES("char32", 4, MFS_DK_CHAR),
 	[MFS_DT_VOID] = BYTES("void", 0, MFS_DK_OPAQUE),
 	[MFS_DT_OPAQUE] = BYTES("opaque", 0, MFS_DK_OPAQUE),
-	/* ml_dtypes' names; NumPy has none of them (no data.npy yet). */
-	[MFS_DT_BF16] = FLOAT(bf16, "bfloat16", NULL, 2, true, "-3.3895314e+38 to 3.3895314e+38"),
-	[MFS_DT_F8E4M3] = FLOAT(f8e4m3, "float8_e4m3fn", NULL, 1, true, "-448 to 448"),
-	[MFS_DT_F8E5M2] = FLOAT(f8e5m2, "float8_e5m2", NULL, 1, true, "-57344 to 57344"),
+	/* ml_dtypes' names; NumPy has none of them. */
+	[MFS_DT_BF16] = MINI(bf16, "bfloat16", 2, "-3.3895314e+38 to 3.3895314e+38", MFS_MINI_BF16),
+	[MFS_DT_F8E4M3] = MINI(f8e4m3, "float8_e4m3fn", 1, "-448 to 448", MFS_MINI_E4M3),
+	[MFS_DT_F8E5M2] = MINI(f8e5m2, "float8_e5m2", 1, "-57344 to 57344", MFS_MINI_E5M2),
 };
+
+enum mfs_dtype mfs_npy_dtype(enum mfs_dtype dt)
+{
+	const struct mfs_dtype_info *di = mfs_dtype_info(dt);
+	if (di->mini)
+		return MFS_DT_F32;
+	return di->npy ? dt : MFS_DT_INVALID;
+}
 
 const struct mfs_dtype_info *mfs_dtype_info(enum mfs_dtype dt)
 {

@@ -50,6 +50,9 @@ struct mfs_dtype_info {
 	 * reads integers and bool exactly by kind and size). */
 	void (*widen)(double *out, const void *src, size_t n);
 	uint8_t part;         /* complex: the dtype of each half; else 0 */
+	/* bfloat16 and float8: enum mfs_mini (numtext.h), data.npy shows the
+	 * values widened to float32; else 0 */
+	uint8_t mini;
 };
 
 const struct mfs_dtype_info *mfs_dtype_info(enum mfs_dtype dt);
@@ -57,6 +60,10 @@ const struct mfs_dtype_info *mfs_dtype_info(enum mfs_dtype dt);
 /* The dtype of a name of the table ("float32", "bfloat16"); MFS_DT_INVALID
  * if none. */
 enum mfs_dtype mfs_dtype_from_name(const char *name);
+
+/* The dtype of data.npy's elements for a tensor of dtype dt: dt, float32
+ * for the small floats (mini), MFS_DT_INVALID when there is no data.npy. */
+enum mfs_dtype mfs_npy_dtype(enum mfs_dtype dt);
 
 /* NumPy descr ("<f4", "|u1", ...) to dtype; MFS_DT_INVALID if unknown. */
 enum mfs_dtype mfs_dtype_from_npy(const char *descr, size_t len);

@@ -64,3 +64,13 @@ bool mfs_model_in_hole(const struct mfs_model *m, uint64_t off, uint64_t len)
 	uint64_t i = mfs_partition(im->nholes, starts_at_or_before, &k);
 	return i > 0 && off + len <= im->holes[i - 1].end;
 }
+
+bool mfs_model_meets_hole(const struct mfs_model *m, uint64_t off, uint64_t len)
+{
+	const struct mfs_model_impl *im = m->impl;
+	if (!im->nholes || len == 0 || off + len < off)
+		return false;
+	struct hole_key k = {im->holes, off + len - 1};
+	uint64_t i = mfs_partition(im->nholes, starts_at_or_before, &k);
+	return i > 0 && im->holes[i - 1].end > off;
+}

@@ -77,6 +77,8 @@ void mfs_frame_cache_free(struct mfs_chunked *c);  /* view_csv.c */
 #define MFS_HOLES_MAX 4096u
 void mfs_holes_find(struct mfs_model *m, int fd);
 bool mfs_model_in_hole(const struct mfs_model *m, uint64_t off, uint64_t len);
+/* Whether any hole overlaps [off, off + len). */
+bool mfs_model_meets_hole(const struct mfs_model *m, uint64_t off, uint64_t len);
 
 /* model.c */
 mfs_id mfs_model_add_root(struct mfs_model *m);

@@ -84,6 +84,16 @@ float mfs_bf16_to_f32(uint16_t bits);
 float mfs_f8e4m3_to_f32(uint8_t bits);
 float mfs_f8e5m2_to_f32(uint8_t bits);
 
+/* The same types as float32 (data.npy shows them so: NumPy has none of
+ * them). Widening is exact, a NaN keeping its sign and payload; narrowing
+ * rounds to nearest, ties to even, gives each widened value its bits back,
+ * and is -ERANGE (*bad: the index) for a finite value beyond the type's
+ * range or an infinity float8_e4m3fn lacks. Elements little-endian; the
+ * float32 values as host-order bits. */
+enum mfs_mini { MFS_MINI_NONE, MFS_MINI_BF16, MFS_MINI_E4M3, MFS_MINI_E5M2 };
+void mfs_mini_widen(enum mfs_mini type, const void *src, uint32_t *out, size_t n);
+int mfs_mini_narrow(enum mfs_mini type, const uint32_t *in, void *dst, size_t n, size_t *bad);
+
 /* IEEE binary16 conversions; to-half rounds to nearest, ties to even. */
 float mfs_f16_to_f32(uint16_t h);
 uint16_t mfs_f64_to_f16(double d);

@@ -307,3 +307,85 @@ int mfs_parse_f8e5m2(const char *s, size_t n, uint8_t *out)
 		*out = (uint8_t)v;
 	return r;
 }
+
+/* --- Widening to float32 and back (data.npy) ------------------------------ */
+
+static const struct mini *mini_of(enum mfs_mini type)
+{
+	return type == MFS_MINI_BF16 ? &BF16 : type == MFS_MINI_E4M3 ? &E4M3 : &E5M2;
+}
+
+/* The float32 bits of b: its value exactly; a NaN keeps its sign and
+ * payload (the fraction's top bits), so that narrowing gives b back. */
+static uint32_t widen_bits(const struct mini *f, uint16_t b)
+{
+	unsigned a = b & (f->sign - 1u);
+	uint32_t s = (b & f->sign) ? 0x80000000u : 0;
+	if (a > f->maxfin && !(f->inf && a == f->inf))
+		return s | 0x7f800000u | (uint32_t)(a & ((1u << f->mbits) - 1)) << (23 - f->mbits);
+	float v = mini_to_f32(f, b);
+	uint32_t u;
+	memcpy(&u, &v, sizeof(u));
+	return u;
+}
+
+/* Float32 bits u to f: nearest, ties to even; -ERANGE for a finite value
+ * beyond f's range or an infinity f lacks. */
+static int narrow_bits(const struct mini *f, uint32_t u, uint16_t *out)
+{
+	uint16_t sign = (u >> 31) ? f->sign : 0;
+	uint32_t mag = u & 0x7fffffffu;
+	if (mag > 0x7f800000u) {
+		unsigned shift = 23u - f->mbits;
+		unsigned a = ((1u << f->ebits) - 1u) << f->mbits |
+			     ((mag >> shift) & ((1u << f->mbits) - 1u));
+		bool same = !(mag & ((1u << shift) - 1u)) && a > f->maxfin &&
+			    !(f->inf && a == f->inf);
+		*out = sign | (uint16_t)(same ? a : f->nan);
+		return 0;
+	}
+	if (mag == 0x7f800000u) {
+		if (!f->inf)
+			return -ERANGE;
+		*out = sign | f->inf;
+		return 0;
+	}
+	float v;
+	memcpy(&v, &mag, sizeof(v));
+	bool tie;
+	int64_t a = round_mag(f, (double)v, 0, &tie);
+	if (a > f->maxfin)
+		return -ERANGE;
+	*out = sign | (uint16_t)a;
+	return 0;
+}
+
+void mfs_mini_widen(enum mfs_mini type, const void *src, uint32_t *out, size_t n)
+{
+	const struct mini *f = mini_of(type);
+	const uint8_t *p = src;
+	for (size_t i = 0; i < n; i++) {
+		uint16_t b = type == MFS_MINI_BF16 ? (uint16_t)(p[2 * i] | p[2 * i + 1] << 8) : p[i];
+		out[i] = widen_bits(f, b);
+	}
+}
+
+int mfs_mini_narrow(enum mfs_mini type, const uint32_t *in, void *dst, size_t n, size_t *bad)
+{
+	const struct mini *f = mini_of(type);
+	uint8_t *p = dst;
+	for (size_t i = 0; i < n; i++) {
+		uint16_t b;
+		if (narrow_bits(f, in[i], &b) < 0) {
+			*bad = i;
+			return -ERANGE;
+		}
+		if (type == MFS_MINI_BF16) {
+			p[2 * i] = (uint8_t)b;
+			p[2 * i + 1] = (uint8_t)(b >> 8);
+		} else {
+			p[i] = (uint8_t)b;
+		}
+	}
+	return 0;
+}

@@ -7,6 +7,7 @@
 
 #include "guard.h"
 #include "model_impl.h"
+#include "numtext.h"
 #include "view_impl.h"
 
 /* Eagerly sized text views: up to this many elements (a few ms of work). */
@@ -42,6 +43,14 @@ size_t mfs_tensor_shape_text(const struct mfs_tensor *t, char *buf, size_t size)
 static uint64_t data_size(const struct mfs_tensor *t)
 {
 	return t->nelem * t->esize;
+}
+
+/* Bytes of data.npy's elements: float32 for the small floats (mini). */
+static uint64_t npy_data_size(const struct mfs_tensor *t)
+{
+	if (mfs_dtype_info((enum mfs_dtype)t->dtype)->mini)
+		return t->nelem * 4;
+	return data_size(t);
 }
 
 /* The chunked text object behind a node, or NULL for other views. */
@@ -100,7 +109,7 @@ static int size_fn(void *arg)
 		struct mfs_tcache *tc = mfs_tcache_get(m, t, c->err);
 		if (!tc)
 			return -ENOMEM;
-		*c->size = tc->npy_head_len + data_size(t);
+		*c->size = tc->npy_head_len + npy_data_size(t);
 		return 0;
 	}
 	default: {
@@ -217,6 +226,41 @@ static ssize_t read_data(struct mfs_model *m, const struct mfs_tensor *t, uint64
 	return (ssize_t)done;
 }
 
+/* Bytes [off, off + len) of data.npy's elements: read_data's, or for the
+ * small floats, those values widened to float32, a block at a time. */
+static ssize_t read_npy_data(struct mfs_model *m, const struct mfs_tensor *t, uint64_t off,
+			     size_t len, uint8_t *buf, struct mfs_err *err)
+{
+	enum mfs_mini mini = (enum mfs_mini)mfs_dtype_info((enum mfs_dtype)t->dtype)->mini;
+	if (!mini)
+		return read_data(m, t, off, len, buf, err);
+	uint64_t size = npy_data_size(t);
+	if (off >= size)
+		return 0;
+	if (len > size - off)
+		len = (size_t)(size - off);
+	enum { BLOCK = 2048 };
+	uint8_t raw[BLOCK * 2];
+	uint32_t wide[BLOCK];
+	size_t done = 0;
+	while (done < len) {
+		uint64_t at = off + done, e = at / 4;
+		uint64_t n = (at + (len - done) + 3) / 4 - e;
+		if (n > BLOCK)
+			n = BLOCK;
+		ssize_t r = read_data(m, t, e * t->esize, (size_t)(n * t->esize), raw, err);
+		if (r < 0)
+			return r;
+		mfs_mini_widen(mini, raw, wide, (size_t)n);
+		size_t skip = (size_t)(at - e * 4), k = (size_t)n * 4 - skip;
+		if (k > len - done)
+			k = len - done;
+		memcpy(buf + done, (const uint8_t *)wide + skip, k);
+		done += k;
+	}
+	return (ssize_t)done;
+}
+
 struct read_call {
 	struct mfs_model *m;
 	mfs_id id;
@@ -262,7 +306,7 @@ static int read_fn(void *arg)
 		uint64_t doff = c->off + done - tc->npy_head_len;
 		ssize_t d = 0;
 		if (done < c->len)
-			d = read_data(m, t, doff, c->len - done, (uint8_t *)c->buf + done, c->err);
+			d = read_npy_data(m, t, doff, c->len - done, (uint8_t *)c->buf + done, c->err);
 		if (d < 0)
 			return (int)d;
 		c->ret = (ssize_t)done + d;
@@ -313,7 +357,8 @@ int mfs_view_segments(const struct mfs_model *m, mfs_id id, uint64_t off, uint64
 	if (n->view == MFS_V_RAW) {
 		base = n->u.raw.off;
 		size = n->u.raw.len;
-	} else if ((n->view == MFS_V_DATA || n->view == MFS_V_NPY) && !t->ops && !t->swap) {
+	} else if ((n->view == MFS_V_DATA || n->view == MFS_V_NPY) && !t->ops && !t->swap &&
+		   !(n->view == MFS_V_NPY && mfs_dtype_info((enum mfs_dtype)t->dtype)->mini)) {
 		if (n->view == MFS_V_NPY) {
 			/* The header is built on first use; without it, no segments. */
 			if (!t->cache)

@@ -9,7 +9,7 @@
 
 size_t mfs_npy_header(const struct mfs_tensor *t, char *h)
 {
-	const struct mfs_dtype_info *di = mfs_dtype_info((enum mfs_dtype)t->dtype);
+	const struct mfs_dtype_info *di = mfs_dtype_info(mfs_npy_dtype((enum mfs_dtype)t->dtype));
 	char dict[1024];
 	int n = snprintf(dict, sizeof(dict), "{'descr': %s%s%s, 'fortran_order': %s, 'shape': (",
 			 di->npy[0] == '[' ? "" : "'", di->npy, di->npy[0] == '[' ? "" : "'",

@@ -285,7 +285,8 @@ static uint64_t values_zeros(struct mfs_model *m, const void *tensor, uint64_t *
 {
 	const struct mfs_tensor *t = tensor;
 	bool whole = mfs_model_in_hole(m, t->off, t->nelem * t->esize);
-	bool ranges = t->order == MFS_ROW_MAJOR || t->ndim < 2;
+	bool ranges = (t->order == MFS_ROW_MAJOR || t->ndim < 2) &&
+		      mfs_model_meets_hole(m, t->off, t->nelem * t->esize);
 	static const uint8_t zero[16];
 	char text[MFS_NUM_MAX + 2];
 	uint64_t zlen = render_run(t, zero, 1, ' ', text) - 1, unknown = 0;
@@ -366,7 +367,7 @@ struct mfs_tcache *mfs_tcache_get(struct mfs_model *m, const struct mfs_tensor *
 				goto oom;
 			c->has_mtx = true;
 		}
-		if (di->npy && dense) {
+		if (mfs_npy_dtype((enum mfs_dtype)t->dtype) != MFS_DT_INVALID && dense) {
 			char head[1024];
 			c->npy_head_len = mfs_npy_header(t, head);
 			c->npy_head = malloc(c->npy_head_len);

@@ -536,6 +536,32 @@ static int npy_unsupported(const char *head, size_t hl, const struct mfs_npy_hea
 			 mfs_quote(q, head + in->descr_off, in->descr_len));
 }
 
+/* The n float32 values at in (storage order) as t's small float type, kept
+ * by p: nearest, ties to even; -ERANGE naming the first value beyond the
+ * type's range. */
+static int narrow_npy(const struct mfs_tensor *t, const uint8_t *in, uint64_t n,
+		      struct mfs_patch *p, const uint8_t **out, struct mfs_err *err)
+{
+	const struct mfs_dtype_info *di = mfs_dtype_info((enum mfs_dtype)t->dtype);
+	uint8_t *o = mfs_patch_keep(p, n * di->size + 1);
+	if (!o)
+		return mfs_error(err, ENOMEM, "out of memory");
+	enum { BLOCK = 2048 };
+	uint32_t v[BLOCK];
+	for (uint64_t e = 0; e < n; e += BLOCK) {
+		size_t k = n - e < BLOCK ? (size_t)(n - e) : BLOCK, bad;
+		memcpy(v, in + e * 4, k * 4);
+		if (mfs_mini_narrow((enum mfs_mini)di->mini, v, o + e * di->size, k, &bad) < 0) {
+			float f;
+			memcpy(&f, &v[bad], sizeof(f));
+			return mfs_error(err, ERANGE, "element %llu of data.npy, %.9g, is beyond %s's range (%s)",
+					 (unsigned long long)(e + bad), (double)f, di->name, di->range);
+		}
+	}
+	*out = o;
+	return 0;
+}
+
 static int write_npy(struct mfs_model *m, const struct mfs_tensor *t,
 		     const struct mfs_content *c, struct mfs_patch *p, struct mfs_err *err)
 {
@@ -554,6 +580,11 @@ static int write_npy(struct mfs_model *m, const struct mfs_tensor *t,
 	enum mfs_dtype dt = (enum mfs_dtype)in.dtype;
 	if (t->dtype == MFS_DT_CHAR8 && dt == MFS_DT_U8)
 		dt = MFS_DT_CHAR8;
+	/* The small floats' data.npy is float32: narrowed back below. */
+	bool narrow = dt == MFS_DT_F32 && mfs_npy_dtype((enum mfs_dtype)t->dtype) == MFS_DT_F32 &&
+		      t->dtype != MFS_DT_F32;
+	if (narrow)
+		dt = (enum mfs_dtype)t->dtype;
 	const struct mfs_dtype_info *od = mfs_dtype_info((enum mfs_dtype)t->dtype);
 	const struct mfs_dtype_info *nd = mfs_dtype_info(in.dtype);
 	char sh[MFS_SHAPE_TEXT], osh[MFS_SHAPE_TEXT];
@@ -562,7 +593,7 @@ static int write_npy(struct mfs_model *m, const struct mfs_tensor *t,
 		if (!(t->flags & MFS_TF_RETYPE))
 			return mfs_error(err, EINVAL,
 					 "the array has dtype %s (%s), expected %s (%s): the dtype cannot change",
-					 nd->npy, nd->name, od->npy ? od->npy : "?",
+					 nd->npy, nd->name, od->npy ? od->npy : od->mini ? "<f4" : "?",
 					 t->dtype == MFS_DT_CHAR8 ? "uint8, the string's bytes" : od->name);
 		if (!numeric_to_numeric)
 			return mfs_error(err, EINVAL,
@@ -577,7 +608,7 @@ static int write_npy(struct mfs_model *m, const struct mfs_tensor *t,
 				 mfs_shape_text(sh, in.ndim, in.dims), mfs_shape_text(osh, t->ndim, t->dims),
 				 (t->flags & MFS_TF_SPARSE) ? "the sparsity pattern fixes the shape"
 							    : "this format cannot change the shape");
-	unsigned es = mfs_dtype_info(dt)->size;
+	unsigned es = narrow ? 4 : mfs_dtype_info(dt)->size;
 	uint64_t n = 1, bytes;
 	bool fits = true;
 	for (uint32_t i = 0; fits && i < in.ndim; i++)
@@ -606,7 +637,7 @@ static int write_npy(struct mfs_model *m, const struct mfs_tensor *t,
 	}
 	bool want_col = t->order == MFS_COL_MAJOR;
 	bool reordered = in.ndim > 1 && in.fortran != want_col;
-	if (reordered && same_shape && dt == t->dtype && gatherable(t))
+	if (reordered && same_shape && dt == t->dtype && !narrow && gatherable(t))
 		return submit_reordered(m, t, body, true, p, err);
 	/* Bring the array to the tensor's storage order. */
 	const uint8_t *st = body;
@@ -617,6 +648,8 @@ static int write_npy(struct mfs_model *m, const struct mfs_tensor *t,
 		mfs_reorder(in.dims, in.ndim, es, body, re, want_col);
 		st = re;
 	}
+	if (narrow && (r = narrow_npy(t, st, n, p, &st, err)) < 0)
+		return r;
 	if (same_shape && dt == t->dtype) {
 		if (t->flags & MFS_TF_SPARSE) {
 			/* Sparse tensors are row-major: compare densely. */

@@ -1,11 +1,13 @@
 """Shared helpers of the per-format integration tests (test_tennis.py,
-test_daphne.py, test_plearn.py): reading every view of a mount and checking
-tensor directories against LAYOUT.md, writing through the mount with a
-program that reports close() errors, and running the independent decoders."""
+test_daphne.py, test_plearn.py, ...): reading every view of a mount and
+checking tensor directories against LAYOUT.md, writing through the mount
+with a program that reports close() errors, running the independent
+decoders, and an independent safetensors writer and reader."""
 import errno
 import json
 import os
 import stat
+import struct
 import subprocess
 import sys
 
@@ -383,3 +385,55 @@ def unique_names(raws):
         seen.add(n)
         out.append(n)
     return out
+
+
+# ---------------------------------------------------------------- safetensors
+
+ST_DTYPES = {"F32": "<f4", "F64": "<f8", "F16": "<f2", "I64": "<i8", "I32": "<i4",
+             "U8": "|u1", "I8": "|i1", "BOOL": "|b1", "U16": "<u2", "I16": "<i2"}
+
+
+def st_write(path, tensors, metadata=None, pad=True):
+    """tensors: name -> numpy array, or (dtype string, shape, raw bytes)."""
+    header, buf = {}, b""
+    if metadata is not None:
+        header["__metadata__"] = metadata
+    for name in sorted(tensors):
+        v = tensors[name]
+        if isinstance(v, tuple):
+            dt, shape, raw = v
+        else:
+            dt = [k for k, d in ST_DTYPES.items() if np.dtype(d) == v.dtype][0]
+            shape, raw = v.shape, v.tobytes()
+        header[name] = {"dtype": dt, "shape": list(shape),
+                        "data_offsets": [len(buf), len(buf) + len(raw)]}
+        buf += raw
+    text = json.dumps(header, separators=(",", ":"), sort_keys=True).encode()
+    if pad:
+        text += b" " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + buf)
+
+
+def st_read(path):
+    """An independent reader with the reference library's checks: returns
+    (metadata, {name: (dtype, shape, raw bytes)}, header bytes)."""
+    b = open(path, "rb").read()
+    n = struct.unpack("<Q", b[:8])[0]
+    check(n <= 100000000 and 8 + n <= len(b), "header length")
+    text = b[8:8 + n]
+    check(text[:1] == b"{", "header starts with {")
+    hdr = json.loads(text.decode("utf-8"))
+    meta = hdr.pop("__metadata__", None)
+    buf = b[8 + n:]
+    at, out = 0, {}
+    for name, e in sorted(hdr.items(), key=lambda kv: tuple(kv[1]["data_offsets"])):
+        s, t = e["data_offsets"]
+        eq(s, at, "offsets of " + name)
+        size = int(np.prod(e["shape"], dtype=np.int64)) * {"BF16": 2, "F8_E4M3": 1, "F8_E5M2": 1}.get(
+            e["dtype"], np.dtype(ST_DTYPES.get(e["dtype"], "|u1")).itemsize)
+        eq(t - s, size, "length of " + name)
+        out[name] = (e["dtype"], tuple(e["shape"]), buf[s:t])
+        at = t
+    eq(at, len(buf), "buffer covered")
+    return meta, out, text

@@ -18,6 +18,7 @@ import numpy as np
 import dbdf_decode as dd
 import gguf_write as gw
 import plearn_decode as pd
+from formats import st_read, st_write
 from harness import Mount, check, eq, run
 
 HARD = [0.3333333333333333, 1.0000000000000002, 5e-324, -0.0, 2.2250738585072014e-308,
@@ -156,18 +157,13 @@ def test_frame_column():
 
 
 def test_safetensors_f64():
-    raw = np.zeros((4, 3), "<f8").tobytes()
-    h = json.dumps({"w": {"dtype": "F64", "shape": [4, 3], "data_offsets": [0, len(raw)]}},
-                   separators=(",", ":")).encode()
-    h += b" " * (-len(h) % 8)
     with Mount([]) as m:
-        with open(m.s("m.safetensors"), "wb") as f:
-            f.write(struct.pack("<Q", len(h)) + h + raw)
+        st_write(m.s("m.safetensors"), {"w": np.zeros((4, 3), "<f8")})
+        h = st_read(m.s("m.safetensors"))[2]
         flat = put_values(m, m.m("m.safetensors", "tensors", "w"), 12)
-        b = open(m.s("m.safetensors"), "rb").read()
-        n = struct.unpack("<Q", b[:8])[0]
-        eq(b[8:8 + n], h, "the header")
-        same(np.frombuffer(b[8 + n:], "<f8").tolist(), flat, "the source's buffer")
+        _, tensors, h2 = st_read(m.s("m.safetensors"))
+        eq(h2, h, "the header")
+        same(np.frombuffer(tensors["w"][2], "<f8").tolist(), flat, "the source's buffer")
 
 
 def test_gguf_f64():

@@ -12,57 +12,7 @@ import struct
 import numpy as np
 
 from harness import Mount, check, eq, run, settle, sha
-from formats import expect_refused
-
-ST_DTYPES = {"F32": "<f4", "F64": "<f8", "F16": "<f2", "I64": "<i8", "I32": "<i4",
-             "U8": "|u1", "I8": "|i1", "BOOL": "|b1", "U16": "<u2", "I16": "<i2"}
-
-
-def st_write(path, tensors, metadata=None, pad=True):
-    """tensors: name -> numpy array, or (dtype string, shape, raw bytes)."""
-    header, buf = {}, b""
-    if metadata is not None:
-        header["__metadata__"] = metadata
-    for name in sorted(tensors):
-        v = tensors[name]
-        if isinstance(v, tuple):
-            dt, shape, raw = v
-        else:
-            dt = [k for k, d in ST_DTYPES.items() if np.dtype(d) == v.dtype][0]
-            shape, raw = v.shape, v.tobytes()
-        header[name] = {"dtype": dt, "shape": list(shape),
-                        "data_offsets": [len(buf), len(buf) + len(raw)]}
-        buf += raw
-    text = json.dumps(header, separators=(",", ":"), sort_keys=True).encode()
-    if pad:
-        text += b" " * (-len(text) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)) + text + buf)
-
-
-def st_read(path):
-    """An independent reader with the reference library's checks: returns
-    (metadata, {name: (dtype, shape, raw bytes)}, header bytes)."""
-    b = open(path, "rb").read()
-    n = struct.unpack("<Q", b[:8])[0]
-    check(n <= 100000000 and 8 + n <= len(b), "header length")
-    text = b[8:8 + n]
-    check(text[:1] == b"{", "header starts with {")
-    hdr = json.loads(text.decode("utf-8"))
-    meta = hdr.pop("__metadata__", None)
-    buf = b[8 + n:]
-    at, out = 0, {}
-    for name, e in sorted(hdr.items(), key=lambda kv: tuple(kv[1]["data_offsets"])):
-        s, t = e["data_offsets"]
-        eq(s, at, "offsets of " + name)
-        size = int(np.prod(e["shape"], dtype=np.int64)) * {"BF16": 2, "F8_E4M3": 1}.get(
-            e["dtype"], np.dtype(ST_DTYPES.get(e["dtype"], "|u1")).itemsize)
-        eq(t - s, size, "length of " + name)
-        out[name] = (e["dtype"], tuple(e["shape"]), buf[s:t])
-        at = t
-    eq(at, len(buf), "buffer covered")
-    return meta, out, text
-
+from formats import ST_DTYPES, expect_refused, st_read, st_write
 
 def values(path, name):
     dt, shape, raw = st_read(path)[1][name]
@@ -290,5 +240,133 @@ def test_sparse_sizes():
            2 * 4 * 4096 * 8192 + 3, "size of the large tensor's values.txt")
 
 
-run([test_read, test_edit_values, test_edit_metadata, test_unchanged_and_refused, test_bad_files,
-     test_reshape, test_sharded, test_sparse_sizes])
+def mini_table(dt):
+    """Every code of a small float type and its value (float64), decoded
+    here from the bit fields (independently of modelfs)."""
+    if dt == "BF16":
+        codes = np.arange(1 << 16, dtype=np.uint32)
+        return codes, (codes << 16).view(np.float32).astype(np.float64)
+    ebits, mbits = (4, 3) if dt == "F8_E4M3" else (5, 2)
+    bias = (1 << (ebits - 1)) - 1
+    codes = np.arange(256, dtype=np.uint32)
+    sign = np.where(codes & 0x80, -1.0, 1.0)
+    e = (codes >> mbits) & ((1 << ebits) - 1)
+    f = (codes & ((1 << mbits) - 1)).astype(np.float64)
+    v = np.where(e == 0, f * 2.0 ** (1 - bias - mbits),
+                 (1 + f / (1 << mbits)) * 2.0 ** (e.astype(np.float64) - bias))
+    top = e == (1 << ebits) - 1
+    if dt == "F8_E4M3":
+        v = np.where(top & (f == 7), np.nan, v)  # S.1111.111 only; no inf
+    else:
+        v = np.where(top, np.where(f == 0, np.inf, np.nan), v)
+    return codes, np.copysign(v, sign)
+
+
+def nearest_even(x, codes, vals):
+    """Each value of x as the code nearest to it, ties to the even code;
+    "nan" for NaN; None where it is beyond the largest finite value (or an
+    infinity the type lacks)."""
+    sbit = 0x8000 if len(codes) > 256 else 0x80
+    fin = np.isfinite(vals) & ~np.signbit(vals)
+    order = np.argsort(vals[fin])
+    pv, pc = vals[fin][order], codes[fin][order]
+    out = []
+    for v in np.asarray(x, dtype=np.float64):
+        if np.isnan(v):
+            out.append("nan")
+            continue
+        if np.isinf(v):
+            k = np.nonzero(vals == v)[0]
+            out.append(int(codes[k[0]]) if len(k) else None)
+            continue
+        a = abs(v)
+        i = int(np.searchsorted(pv, a))  # pv[i - 1] < a <= pv[i]
+        if i == len(pv):
+            c = pc[-1] if a < pv[-1] + (pv[-1] - pv[-2]) / 2 else None
+        elif pv[i] == a or i == 0:
+            c = pc[i]
+        else:
+            dl, dh = a - pv[i - 1], pv[i] - a
+            c = pc[i] if dh < dl or (dh == dl and pc[i] % 2 == 0) else pc[i - 1]
+        out.append(None if c is None else int(c) | (sbit if np.signbit(v) else 0))
+    return out
+
+
+def test_small_floats_npy():
+    """bfloat16 and float8 tensors: data.npy holds every value widened
+    exactly to float32 (checked against the bit fields decoded here), an
+    unchanged write-back leaves the file byte-identical (NaN payloads too),
+    float32 written through data.npy (C or Fortran order) rounds to the
+    nearest value, ties to even, and a finite value beyond the range is
+    refused (ERANGE) with the source unchanged."""
+    np.seterr(invalid="ignore")  # casts of signalling NaNs
+    rng = np.random.default_rng(11)
+    for dt, es in (("BF16", 2), ("F8_E4M3", 1), ("F8_E5M2", 1)):
+        codes, vals = mini_table(dt)
+        shape = (256, len(codes) // 256)
+        raw = codes.astype("<u2" if es == 2 else "u1").tobytes()
+        with Mount([]) as m:
+            st_write(m.s("s.safetensors"), {"t": (dt, shape, raw)})
+            d = m.m("s.safetensors", "tensors", "t")
+            a = np.load(os.path.join(d, "data.npy"))
+            eq((a.dtype, a.shape), (np.dtype("<f4"), shape), dt + " data.npy dtype and shape")
+            got = a.ravel().astype(np.float64)
+            num = ~np.isnan(vals)
+            check(np.array_equal(got[num], vals[num]), dt + " widened values")
+            check(np.array_equal(np.signbit(got), np.signbit(vals)), dt + " signs (of NaN too)")
+            check(np.isnan(got[~num]).all(), dt + " NaNs")
+            if dt == "BF16":
+                eq(a.view("<u4").ravel().tolist(), (codes << 16).tolist(), "bf16 bits")
+            # values.txt: the shortest decimal that reads back to the same code
+            txt = np.array(open(os.path.join(d, "values.txt")).read().split(), dtype=np.float64)
+            back = np.array(nearest_even(txt[num], codes, vals), dtype=np.int64)
+            bad = np.nonzero(back != codes[num])[0]
+            check(len(bad) == 0, "%s values.txt: %d values read back to another code, first %r"
+                  % (dt, len(bad), [(txt[num][k], int(codes[num][k]), int(back[k]))
+                                    for k in bad[:3]]))
+            before = sha(m.s("s.safetensors"))
+            data = open(os.path.join(d, "data.npy"), "rb").read()
+            with open(os.path.join(d, "data.npy"), "wb") as f:
+                f.write(data)
+            eq(sha(m.s("s.safetensors")), before, dt + " unchanged write-back")
+            # new values: random magnitudes, exact ties, subnormals, signed zeros
+            fin = vals[np.isfinite(vals)]
+            top = np.abs(fin).max()
+            x = (rng.standard_normal(len(codes)) * 10.0 ** rng.integers(-8, 5, len(codes))
+                 ).astype(np.float32)
+            x = np.clip(x, -top * 0.999, top * 0.999)
+            pos = np.sort(fin[fin > 0])
+            mids = ((pos[:-1] + pos[1:]) / 2).astype(np.float32)
+            n = min(len(mids), len(x) // 4)
+            x[:n] = mids[rng.choice(len(mids), n, replace=False)]
+            x[n:n + 4] = [0.0, -0.0, pos[0] / 2, -pos[0] * 0.75]
+            if dt != "F8_E4M3":
+                x[n + 4:n + 6] = [np.inf, -np.inf]
+            x[n + 6] = np.nan
+            want = nearest_even(x, codes, vals)
+            arr = x.reshape(shape)
+            for order in ("C", "F"):
+                np.save(os.path.join(d, "data.npy"), np.asarray(arr, order=order))
+                gotc = np.frombuffer(st_read(m.s("s.safetensors"))[1]["t"][2],
+                                     "<u2" if es == 2 else "u1").astype(np.int64)
+                for k, w in enumerate(want):
+                    if w == "nan":
+                        check(np.isnan(vals[gotc[k]]), "%s NaN written" % dt)
+                    elif gotc[k] != w:
+                        raise AssertionError("%s: %r written as code %#x, want %#x (%s order)"
+                                             % (dt, float(x[k]), gotc[k], w, order))
+            before = sha(m.s("s.safetensors"))
+            big = arr.copy()
+            big[3, -1] = min(top * 1.5, 3.4e38)  # finite in float32
+            try:
+                np.save(os.path.join(d, "data.npy"), big)
+                raise AssertionError(dt + ": a value beyond the range was accepted")
+            except OSError as e:
+                eq(e.errno, errno.ERANGE, dt + " refusal errno")
+            eq(sha(m.s("s.safetensors")), before, dt + " source after the refusal")
+            check("beyond" in m.errors().splitlines()[-1], dt + " errors line")
+
+
+if __name__ == "__main__":
+    run([test_read, test_edit_values, test_edit_metadata, test_unchanged_and_refused, test_bad_files,
+         test_reshape, test_sharded, test_sparse_sizes, test_small_floats_npy])

@@ -22,7 +22,6 @@ each checked (default 1).
 MFS_STRESS_ONLY: comma-separated test names to run (default all).
 MFS_STRESS_SHAPE: the tensor of the 250x400 variants, e.g. 100x700 (more
 than 16 chunks of 4096 numbers keeps reading ahead on)."""
-import json
 import os
 import signal
 import struct
@@ -32,6 +31,7 @@ import zipfile
 
 import numpy as np
 
+from formats import st_read, st_write
 from harness import Mount, check, eq, run
 import gguf_write as gw
 from primitiv_decode import decode
@@ -133,24 +133,15 @@ class Safetensors:
     file, order = "m.safetensors", "C"
 
     def write(self, path, a):
-        raw = a.astype("<f4").tobytes()
-        h = json.dumps({"__metadata__": {"format": "pt"},
-                        "w": {"dtype": "F32", "shape": list(a.shape),
-                              "data_offsets": [0, len(raw)]}}, separators=(",", ":")).encode()
-        h += b" " * (-len(h) % 8)
-        with open(path, "wb") as f:
-            f.write(struct.pack("<Q", len(h)) + h + raw)
+        st_write(path, {"w": a.astype("<f4")}, {"format": "pt"})
 
     def tensor(self):
         return ("m.safetensors", "tensors", "w")
 
     def values(self, path, shape):
-        b = open(path, "rb").read()
-        n = struct.unpack("<Q", b[:8])[0]
-        e = json.loads(b[8:8 + n])["w"]
-        check(e["dtype"] == "F32" and e["shape"] == list(shape), "the header: %s" % e)
-        s, t = e["data_offsets"]
-        return np.frombuffer(b[8 + n + s:8 + n + t], dtype="<f4").reshape(shape)
+        dt, got, raw = st_read(path)[1]["w"]
+        check(dt == "F32" and got == tuple(shape), "the header: %s %s" % (dt, got))
+        return np.frombuffer(raw, dtype="<f4").reshape(shape)
 
 
 class Npz:
@@ -357,10 +348,20 @@ def test_gguf():
     each_view(Gguf())
 
 
+def test_formats_uncached_and_large():
+    """values.txt of each other format's tensor with the text cache off
+    (every read renders), then of a 600x1000 tensor (~5 MB of text, read
+    ahead in windows; the deflated archive re-compressed at each commit)."""
+    for fmt in (Safetensors(), Npz(True), Gguf()):
+        stress("values.txt", SHAPE, 4, 2, ["-o", "text_cache=0"], fmt=fmt,
+               seconds=FORMAT_SECONDS)
+        stress("values.txt", (600, 1000), 3, 2, fmt=fmt, seconds=FORMAT_SECONDS)
+
+
 if __name__ == "__main__":
-    tests = [test_rename_under_reader, test_values_txt, test_data, test_data_npy, test_large_data, test_no_text_cache,
-             test_large_text,
-             test_eight_processes, test_safetensors, test_npz_stored, test_npz_deflated, test_gguf]
+    tests = [test_rename_under_reader, test_values_txt, test_data, test_data_npy, test_large_data,
+             test_no_text_cache, test_large_text, test_eight_processes, test_safetensors,
+             test_npz_stored, test_npz_deflated, test_gguf, test_formats_uncached_and_large]
     only = os.environ.get("MFS_STRESS_ONLY")
     if only:
         tests = [t for t in tests if t.__name__ in only.split(",")]

@@ -255,6 +255,83 @@ static void test_patterns(void **state)
 	}
 }
 
+static enum mfs_mini mini_of(const struct fmt *f)
+{
+	return (enum mfs_mini)mfs_dtype_info(f->dt)->mini;
+}
+
+/* data.npy's float32: every pattern widens to its value (NaN: a NaN of its
+ * sign) and narrows back to itself; random float32 bit patterns narrow as
+ * ref_round says, ERANGE where it overflows or an infinity is missing. */
+static void check_widen_narrow(struct fmt *f)
+{
+	enum mfs_mini k = mini_of(f);
+	assert_int_not_equal(k, MFS_MINI_NONE);
+	assert_int_equal(mfs_npy_dtype(f->dt), MFS_DT_F32);
+	unsigned sign = f->count / 2;
+	for (unsigned b = 0; b < f->count; b++) {
+		uint8_t in[2], back[2];
+		store(f, in, b);
+		uint32_t u;
+		size_t bad;
+		mfs_mini_widen(k, in, &u, 1);
+		float v;
+		memcpy(&v, &u, sizeof(v));
+		double want = def_value(f, b & (sign - 1));
+		if (isnan(want))
+			assert_true(isnan(v));
+		else
+			assert_true(fabs((double)v) == want);
+		assert_int_equal(signbit(v) != 0, (b & sign) != 0);
+		assert_int_equal(mfs_mini_narrow(k, &u, back, 1, &bad), 0);
+		assert_int_equal(load(f, back), b);
+	}
+	uint64_t x = 0x9E3779B97F4A7C15ull;
+	for (int i = 0; i < 400000; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		uint32_t u = (uint32_t)x;
+		if (i % 4 != 0) {  /* mostly exponents near the format's range */
+			uint32_t span = f->size == 2 ? 280 : 48, e = 127 - span / 2 + (u >> 8) % span;
+			u = (u & 0x807fffffu) | (e < 255 ? e : 254) << 23;
+		}
+		float v;
+		memcpy(&v, &u, sizeof(v));
+		uint8_t out[2];
+		size_t bad = 99;
+		int r = mfs_mini_narrow(k, &u, out, 1, &bad);
+		unsigned got = load(f, out);
+		if (isnan(v)) {
+			assert_int_equal(r, 0);
+			assert_true(isnan(def_value(f, got & (sign - 1))));
+			assert_int_equal((got & sign) != 0, signbit(v) != 0);
+			continue;
+		}
+		long want = ref_round(f, fabs((double)v));
+		if (isinf(v))
+			want = f->has_inf ? (long)((1u << f->ebits) - 1) << f->mbits : -1;
+		if (want < 0) {
+			assert_int_equal(r, -ERANGE);
+			assert_int_equal(bad, 0);
+			continue;
+		}
+		assert_int_equal(r, 0);
+		assert_int_equal(got, (unsigned)want | (signbit(v) ? sign : 0));
+	}
+}
+
+static void test_widen_narrow(void **state)
+{
+	(void)state;
+	struct fmt *fs[] = {&BF16, &E4M3, &E5M2};
+	for (int i = 0; i < 3; i++) {
+		setup_fmt(fs[i]);
+		check_widen_narrow(fs[i]);
+		free(fs[i]->val);
+	}
+}
+
 static void test_table_rows(void **state)
 {
 	(void)state;
@@ -357,6 +434,7 @@ int main(void)
 		cmocka_unit_test(test_specials),
 		cmocka_unit_test(test_stats),
 		cmocka_unit_test(test_patterns),
+		cmocka_unit_test(test_widen_narrow),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
