@@ -1,7 +1,10 @@
 /* baseline: what plain C does with the same numbers, for scripts/bench:
- * snprintf("%.9g" / "%.17g") over raw little-endian floats, and strtof /
- * strtod over text. One core; prints values, bytes, seconds and rates. */
+ * snprintf("%.9g" / "%.17g") over raw little-endian floats, the same after
+ * a plain dequantization loop of ggml blocks (q8_0, q4_K, written from
+ * ggml's format description), and strtof / strtod over text. One core;
+ * prints values, bytes, seconds and rates. */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,7 +18,9 @@ static const char *usage =
 	"usage: baseline fmt32 FILE [MAXBYTES [COLS]]   snprintf(\"%.9g\") over raw float32\n"
 	"       baseline fmt64 FILE [MAXBYTES [COLS]]   snprintf(\"%.17g\") over raw float64\n"
 	"       baseline parse32 TEXTFILE               strtof over blank-separated text\n"
-	"       baseline parse64 TEXTFILE               strtod over blank-separated text\n";
+	"       baseline parse64 TEXTFILE               strtod over blank-separated text\n"
+	"       baseline q8_0 FILE [MAXBYTES [COLS]]    ggml q8_0 blocks dequantized, then %.9g\n"
+	"       baseline q4_k FILE [MAXBYTES [COLS]]    ggml q4_K blocks dequantized, then %.9g\n";
 
 /* Up to max bytes of a file into memory (NUL-terminated). */
 static char *load(const char *path, uint64_t max, size_t *len)
@@ -95,6 +100,88 @@ static int fmt(const char *path, unsigned es, uint64_t max, uint64_t cols)
 	return 0;
 }
 
+static float half(const uint8_t *p)
+{
+	unsigned h = (unsigned)p[0] | (unsigned)p[1] << 8;
+	unsigned e = (h >> 10) & 31, f = h & 1023;
+	float v = e == 0 ? (float)f * 0x1p-24f
+		: e == 31 ? (f ? __builtin_nanf("") : __builtin_inff())
+		: (float)(f | 1024) * (float)(1u << e) * 0x1p-25f;
+	return h & 0x8000 ? -v : v;
+}
+
+/* One block of q8_0 (f16 scale, 32 int8) or q4_K (f16 d and dmin, 12 bytes
+ * of 6-bit scales and mins, 128 bytes of 4-bit values) to floats. */
+static void dequant_q8_0(const uint8_t *b, float *y)
+{
+	float d = half(b);
+	for (int i = 0; i < 32; i++)
+		y[i] = d * (float)(int8_t)b[2 + i];
+}
+
+static void scale_min(int j, const uint8_t *q, unsigned *sc, unsigned *mn)
+{
+	if (j < 4) {
+		*sc = q[j] & 63;
+		*mn = q[j + 4] & 63;
+	} else {
+		*sc = (q[j + 4] & 15) | (q[j - 4] >> 6) << 4;
+		*mn = (q[j + 4] >> 4) | (q[j] >> 6) << 4;
+	}
+}
+
+static void dequant_q4_k(const uint8_t *b, float *y)
+{
+	float d = half(b), dmin = half(b + 2);
+	const uint8_t *scales = b + 4, *q = b + 16;
+	for (int j = 0; j < 8; j += 2, q += 32, y += 64) {
+		unsigned s0, m0, s1, m1;
+		scale_min(j, scales, &s0, &m0);
+		scale_min(j + 1, scales, &s1, &m1);
+		for (int l = 0; l < 32; l++) {
+			y[l] = d * (float)s0 * (float)(q[l] & 15) - dmin * (float)m0;
+			y[32 + l] = d * (float)s1 * (float)(q[l] >> 4) - dmin * (float)m1;
+		}
+	}
+}
+
+static int dequant_fmt(const char *path, bool k4, uint64_t max, uint64_t cols)
+{
+	size_t len;
+	char *raw = load(path, max, &len);
+	size_t bs = k4 ? 144 : 34, per = k4 ? 256 : 32;
+	uint64_t nb = len / bs, bytes = 0, i = 0;
+	enum { OUT = 1 << 20 };
+	char *out = malloc(OUT);
+	size_t used = 0;
+	float y[256];
+	bool show = getenv("BASELINE_SHOW") != NULL;  /* the text to stderr, to check it */
+	double t0 = now();
+	for (uint64_t b = 0; b < nb; b++) {
+		if (k4)
+			dequant_q4_k((const uint8_t *)raw + b * bs, y);
+		else
+			dequant_q8_0((const uint8_t *)raw + b * bs, y);
+		for (size_t k = 0; k < per; k++, i++) {
+			if (used > OUT - 64) {
+				if (show)
+					fwrite(out, 1, used, stderr);
+				bytes += used;
+				used = 0;
+			}
+			used += (size_t)snprintf(out + used, 64, "%.9g", (double)y[k]);
+			out[used++] = (i + 1) % cols ? ' ' : '\n';
+		}
+	}
+	if (show)
+		fwrite(out, 1, used, stderr);
+	bytes += used;
+	report(i, bytes, now() - t0);
+	free(out);
+	free(raw);
+	return 0;
+}
+
 static int parse(const char *path, unsigned es)
 {
 	size_t len;
@@ -140,6 +227,8 @@ int main(int argc, char **argv)
 		return fmt(argv[2], 4, max, cols);
 	if (strcmp(argv[1], "fmt64") == 0)
 		return fmt(argv[2], 8, max, cols);
+	if (strcmp(argv[1], "q8_0") == 0 || strcmp(argv[1], "q4_k") == 0)
+		return dequant_fmt(argv[2], argv[1][1] == '4', max, cols);
 	if (strcmp(argv[1], "parse32") == 0 && argc == 3)
 		return parse(argv[2], 4);
 	if (strcmp(argv[1], "parse64") == 0 && argc == 3)
