@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "bytes.h"
+#include "buf.h"
 #include "dotted.h"
 #include "model_impl.h"
 #include "view.h"
@@ -55,21 +56,8 @@ static bool reserve(struct mfs_dotted *d, char **buf, size_t *cap, size_t len, s
 {
 	if (d->failed)
 		return false;
-	if (len + more <= *cap)
+	if (MFS_ARRAY_RESERVE(*buf, len, *cap, more, 256) == 0)
 		return true;
-	size_t nc = *cap ? *cap : 256;
-	while (nc < len + more) {
-		if (nc > SIZE_MAX / 2)
-			goto fail;
-		nc *= 2;
-	}
-	char *p = realloc(*buf, nc);
-	if (!p)
-		goto fail;
-	*buf = p;
-	*cap = nc;
-	return true;
-fail:
 	no_memory(d);
 	return false;
 }

@@ -6,8 +6,10 @@
 #include <string.h>
 
 #include "bytes.h"
+#include "buf.h"
 #include "model_impl.h"
 #include "names.h"
+#include "npy_head.h"
 
 static void build_fail(struct mfs_model *m, int code, const char *msg)
 {
@@ -37,22 +39,16 @@ char *mfs_model_strdup(struct mfs_model *m, const char *s, size_t len)
 	return p;
 }
 
-static bool grow(struct mfs_model *m, void **arr, uint32_t *cap, uint32_t n, size_t elem)
+static bool grow(struct mfs_model *m, void *arr, size_t *cap, uint32_t n, size_t elem)
 {
-	if (n < *cap)
-		return true;
-	uint32_t nc = *cap ? *cap * 2 : 64;
-	if (nc <= *cap || nc >= MFS_NONE) {
+	if (n >= MFS_NONE - 1) {
 		build_fail(m, EFBIG, "too many nodes");
 		return false;
 	}
-	void *p = realloc(*arr, (size_t)nc * elem);
-	if (!p) {
+	if (mfs_array_reserve(arr, n, cap, 1, elem, 64) < 0) {
 		build_fail(m, ENOMEM, "out of memory");
 		return false;
 	}
-	*arr = p;
-	*cap = nc;
 	return true;
 }
 
@@ -64,8 +60,8 @@ static mfs_id add_node(struct mfs_model *m, mfs_id parent, const char *name, siz
 	if (im->build_err || (parent == MFS_NONE && m->nnodes) ||
 	    (parent != MFS_NONE && (parent >= m->nnodes || m->nodes[parent].kind != MFS_K_DIR)))
 		return MFS_NONE;
-	uint32_t cap = im->cap_nodes;
-	if (!grow(m, (void **)&m->nodes, &cap, m->nnodes, sizeof(*m->nodes)))
+	size_t cap = im->cap_nodes;
+	if (!grow(m, &m->nodes, &cap, m->nnodes, sizeof(*m->nodes)))
 		return MFS_NONE;
 	if (cap != im->cap_nodes) {
 		mfs_id *l = realloc(im->last, (size_t)cap * sizeof(*l));
@@ -215,7 +211,7 @@ static int push_tensor(struct mfs_model *m, mfs_id dir, const struct mfs_tensor 
 		build_fail(m, EINVAL, "tensor of an unknown dtype");
 		return -1;
 	}
-	if (!grow(m, (void **)&m->tensors, &im->cap_tensors, m->ntensors, sizeof(*m->tensors)))
+	if (!grow(m, &m->tensors, &im->cap_tensors, m->ntensors, sizeof(*m->tensors)))
 		return -1;
 	struct mfs_tensor t = *src;
 	t.dir = dir;
@@ -273,7 +269,8 @@ int mfs_attach_tensor(struct mfs_model *m, mfs_id dir, const struct mfs_tensor *
 		add_view(m, dir, "values.txt", MFS_V_VALUES, ti, wr);
 	if (!(t.flags & (MFS_TF_NODATA | MFS_TF_NODENSE)))
 		add_view(m, dir, "data", MFS_V_DATA, ti, wr);
-	if (mfs_npy_dtype((enum mfs_dtype)t.dtype) != MFS_DT_INVALID && dense)
+	if (mfs_npy_dtype((enum mfs_dtype)t.dtype) != MFS_DT_INVALID && t.ndim <= MFS_NPY_MAXDIMS &&
+	    dense)
 		add_view(m, dir, "data.npy", MFS_V_NPY, ti, wr);
 	if (t.flags & MFS_TF_SPARSE)
 		add_view(m, dir, "matrix.mtx", MFS_V_MTX, ti, wr);
@@ -313,7 +310,7 @@ mfs_id mfs_add_frame_csv(struct mfs_model *m, mfs_id dir, uint64_t nrows, uint32
 			return MFS_NONE;
 		}
 	}
-	if (!grow(m, (void **)&m->frames, &im->cap_frames, m->nframes, sizeof(*m->frames)))
+	if (!grow(m, &m->frames, &im->cap_frames, m->nframes, sizeof(*m->frames)))
 		return MFS_NONE;
 	uint32_t *c = mfs_model_alloc(m, (size_t)(ncols ? ncols : 1) * sizeof(*c));
 	const char **l = mfs_model_alloc(m, (size_t)(ncols ? ncols : 1) * sizeof(*l));

@@ -37,7 +37,7 @@ struct mfs_hole {
 
 struct mfs_model_impl {
 	struct mfs_arena arena;
-	uint32_t cap_nodes, cap_tensors, cap_frames;
+	size_t cap_nodes, cap_tensors, cap_frames;
 	mfs_id *last;               /* last child of each node, while building */
 	/* (parent, name) -> node id, open addressing; slot value MFS_NONE = empty */
 	mfs_id *slots;

@@ -281,25 +281,39 @@ int mfs_npy_parse(const uint8_t *buf, uint64_t len, struct mfs_npy_head *h, stru
 }
 
 size_t mfs_npy_write_header(uint8_t major, enum mfs_dtype dt, bool bigendian, bool fortran,
-			uint32_t ndim, const uint64_t *dims, uint8_t *out, size_t size)
+			    uint32_t ndim, const uint64_t *dims, uint8_t *out, size_t size)
 {
 	const struct mfs_dtype_info *di = mfs_dtype_info(dt);
+	if (!di->npy || ndim > MFS_NPY_MAXDIMS)
+		return 0;
+	fortran = fortran && ndim > 1;
 	char dict[1024];
-	char order = di->npy[0];
-	if (di->size > 1)
-		order = bigendian ? '>' : '<';
-	int n = snprintf(dict, sizeof(dict), "{'descr': '%c%s', 'fortran_order': %s, 'shape': (",
-			 order, di->npy + 1, fortran && ndim > 1 ? "True" : "False");
-	for (uint32_t i = 0; i < ndim && n < 900; i++)
+	int n;
+	if (di->npy[0] == '[') {  /* a structured descr (complex32's), as it is */
+		n = snprintf(dict, sizeof(dict), "{'descr': %s, ", di->npy);
+	} else {
+		char order = di->size > 1 ? (bigendian ? '>' : '<') : di->npy[0];
+		n = snprintf(dict, sizeof(dict), "{'descr': '%c%s', ", order, di->npy + 1);
+	}
+	n += snprintf(dict + n, sizeof(dict) - (size_t)n, "'fortran_order': %s, 'shape': (",
+		      fortran ? "True" : "False");
+	for (uint32_t i = 0; i < ndim; i++)  /* 32 x 22 bytes: within dict */
 		n += snprintf(dict + n, sizeof(dict) - (size_t)n, "%s%llu", i ? ", " : "",
 			      (unsigned long long)dims[i]);
-	if (n >= 900)
-		return 0;
 	n += snprintf(dict + n, sizeof(dict) - (size_t)n, "%s), }", ndim == 1 ? "," : "");
-	/* numpy.save (1.24 on) leaves 21 spaces for the growing axis to gain
-	 * digits, then pads with spaces to a multiple of 64 and a newline. */
+	/* As numpy.save (1.24 on): room for the growing axis (the last in
+	 * Fortran order, else the first) to gain digits up to 21 in place, then
+	 * spaces to a multiple of 64 and a newline: the header is NumPy's own,
+	 * byte for byte, and the data aligned for mmap_mode='r'. */
+	size_t grow = 0;
+	if (ndim) {
+		char num[24];
+		int dl = snprintf(num, sizeof(num), "%llu",
+				  (unsigned long long)dims[fortran ? ndim - 1 : 0]);
+		grow = dl < 21 ? (size_t)(21 - dl) : 0;
+	}
 	size_t pre = major == 1 ? 10 : 12;
-	size_t total = pre + (size_t)n + (ndim ? 21 : 0) + 1;
+	size_t total = pre + (size_t)n + grow + 1;
 	size_t padded = (total + 63) & ~(size_t)63;
 	if (padded > size || (major == 1 && padded - pre > 65535))
 		return 0;

@@ -143,8 +143,6 @@ uint64_t mfs_values_nchunks(const struct mfs_tensor *t);
 /* The separator after logical element i of a tensor of this shape. */
 const char *mfs_values_sep(const uint64_t *dims, uint32_t ndim, uint64_t i, uint64_t nelem);
 
-/* data.npy header (view_npy.c): fills h (at most 1024 bytes), returns its length. */
-size_t mfs_npy_header(const struct mfs_tensor *t, char *h);
 
 /* matrix.mtx (view_mtx.c) and frame.csv (view_csv.c) */
 int mfs_mtx_render(struct mfs_model *m, const void *tensor, uint64_t k,

@@ -9,6 +9,7 @@
 #include "bytes.h"
 #include "model_impl.h"
 #include "numtext.h"
+#include "npy_head.h"
 #include "view_impl.h"
 
 uint64_t mfs_values_nchunks(const struct mfs_tensor *t)
@@ -367,10 +368,12 @@ struct mfs_tcache *mfs_tcache_get(struct mfs_model *m, const struct mfs_tensor *
 				goto oom;
 			c->has_mtx = true;
 		}
-		if (mfs_npy_dtype((enum mfs_dtype)t->dtype) != MFS_DT_INVALID && dense) {
-			char head[1024];
-			c->npy_head_len = mfs_npy_header(t, head);
-			c->npy_head = malloc(c->npy_head_len);
+		enum mfs_dtype nd = mfs_npy_dtype((enum mfs_dtype)t->dtype);
+		if (nd != MFS_DT_INVALID && t->ndim <= MFS_NPY_MAXDIMS && dense) {
+			uint8_t head[1024];
+			c->npy_head_len = mfs_npy_write_header(1, nd, false, t->order == MFS_COL_MAJOR,
+							       t->ndim, t->dims, head, sizeof(head));
+			c->npy_head = c->npy_head_len ? malloc(c->npy_head_len) : NULL;
 			if (!c->npy_head)
 				goto oom;
 			memcpy(c->npy_head, head, c->npy_head_len);

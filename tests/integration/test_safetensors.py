@@ -367,6 +367,24 @@ def test_small_floats_npy():
             check("beyond" in m.errors().splitlines()[-1], dt + " errors line")
 
 
+def test_many_dims():
+    """A tensor of 32 dimensions has a data.npy byte-identical to
+    numpy.save's; one of 500 (safetensors allows any) has none (NumPy 1.x
+    takes at most 32), and its other views read."""
+    with Mount([]) as m:
+        a = np.arange(2, dtype=np.float32).reshape((2,) + (1,) * 31)
+        st_write(m.s("d32.safetensors"), {"w": a})
+        st_write(m.s("d500.safetensors"), {"w": ("F32", [1] * 500, struct.pack("<f", 1.5))})
+        import io
+        want = io.BytesIO()
+        np.save(want, a)
+        eq(m.read("d32.safetensors/tensors/w/data.npy"), want.getvalue(), "32-d data.npy")
+        d = m.m("d500.safetensors", "tensors", "w")
+        eq(sorted(os.listdir(d)), ["data", "dtype", "shape", "values.txt"], "500-d views")
+        eq(open(os.path.join(d, "values.txt")).read().split(), ["1.5"], "500-d values.txt")
+        eq(m.read("d500.safetensors/tensors/w/data"), struct.pack("<f", 1.5), "500-d data")
+
+
 if __name__ == "__main__":
     run([test_read, test_edit_values, test_edit_metadata, test_unchanged_and_refused, test_bad_files,
-         test_reshape, test_sharded, test_sparse_sizes, test_small_floats_npy])
+         test_reshape, test_sharded, test_sparse_sizes, test_small_floats_npy, test_many_dims])
