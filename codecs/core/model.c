@@ -269,7 +269,7 @@ int mfs_attach_tensor(struct mfs_model *m, mfs_id dir, const struct mfs_tensor *
 		add_view(m, dir, "values.txt", MFS_V_VALUES, ti, wr);
 	if (!(t.flags & (MFS_TF_NODATA | MFS_TF_NODENSE)))
 		add_view(m, dir, "data", MFS_V_DATA, ti, wr);
-	if (mfs_npy_dtype((enum mfs_dtype)t.dtype) != MFS_DT_INVALID && t.ndim <= MFS_NPY_MAXDIMS &&
+	if (mfs_npy_dtype((enum mfs_dtype)t.dtype) != MFS_DT_INVALID && t.ndim <= MFS_NPY_MAX_DIMS &&
 	    dense)
 		add_view(m, dir, "data.npy", MFS_V_NPY, ti, wr);
 	if (t.flags & MFS_TF_SPARSE)

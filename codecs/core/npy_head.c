@@ -284,7 +284,7 @@ size_t mfs_npy_write_header(uint8_t major, enum mfs_dtype dt, bool bigendian, bo
 			    uint32_t ndim, const uint64_t *dims, uint8_t *out, size_t size)
 {
 	const struct mfs_dtype_info *di = mfs_dtype_info(dt);
-	if (!di->npy || ndim > MFS_NPY_MAXDIMS)
+	if (!di->npy || ndim > MFS_NPY_MAX_DIMS)
 		return 0;
 	fortran = fortran && ndim > 1;
 	char dict[1024];

@@ -11,7 +11,7 @@
 #include "dtype.h"
 #include "error.h"
 
-#define MFS_NPY_MAX_DIMS 32u           /* NumPy's limit */
+#define MFS_NPY_MAX_DIMS 32u           /* NumPy's limit (a tensor of more has no data.npy) */
 #define MFS_NPY_HEADER_MAX (1u << 20)  /* longest header accepted (NumPy's reader: 10000) */
 
 /* A parsed .npy header. */
@@ -40,14 +40,10 @@ struct mfs_npy_head {
  * a malformed header. */
 int mfs_npy_parse(const uint8_t *buf, uint64_t len, struct mfs_npy_head *h, struct mfs_err *err);
 
-/* The most dimensions a .npy view is given (NumPy 1.x's limit): a tensor
- * of more has no data.npy. */
-#define MFS_NPY_MAXDIMS 32
-
 /* A .npy header as numpy.save writes it, byte for byte (version major,
  * padded so that the data starts at a multiple of 64) for an array of dtype
  * dt, big-endian or not, of the given shape. Returns its length, or 0 when
- * dt has no descr, ndim is over MFS_NPY_MAXDIMS, or it does not fit out[0,
+ * dt has no descr, ndim is over MFS_NPY_MAX_DIMS, or it does not fit out[0,
  * size) or version 1's 16-bit length (then use version 2). */
 size_t mfs_npy_write_header(uint8_t major, enum mfs_dtype dt, bool bigendian, bool fortran,
 			    uint32_t ndim, const uint64_t *dims, uint8_t *out, size_t size);

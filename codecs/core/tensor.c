@@ -31,16 +31,16 @@ uint64_t mfs_tensor_storage_index(const struct mfs_tensor *t, uint64_t r)
 {
 	if (t->order == MFS_ROW_MAJOR || t->ndim < 2)
 		return r;
-	/* Column-major: the multi-index of r (row-major) read with reversed strides. */
-	uint64_t s = 0, stride = 1;
-	uint64_t idx[32];
+	/* Column-major: the multi-index of r (row-major), each index times the
+	 * product of the dimensions before its own (any rank: no index array). */
+	uint64_t s = 0, after = 1;  /* product of the dimensions after i */
 	for (uint32_t i = t->ndim; i-- > 0;) {
-		idx[i] = t->dims[i] ? r % t->dims[i] : 0;
-		r = t->dims[i] ? r / t->dims[i] : 0;
-	}
-	for (uint32_t i = 0; i < t->ndim; i++) {
-		s += idx[i] * stride;
-		stride *= t->dims[i];
+		uint64_t d = t->dims[i];
+		if (!d)
+			return 0;
+		uint64_t upto = after * d;  /* divides nelem, the product of all */
+		s += (r / after) % d * (t->nelem / upto);
+		after = upto;
 	}
 	return s;
 }

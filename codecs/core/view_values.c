@@ -369,7 +369,7 @@ struct mfs_tcache *mfs_tcache_get(struct mfs_model *m, const struct mfs_tensor *
 			c->has_mtx = true;
 		}
 		enum mfs_dtype nd = mfs_npy_dtype((enum mfs_dtype)t->dtype);
-		if (nd != MFS_DT_INVALID && t->ndim <= MFS_NPY_MAXDIMS && dense) {
+		if (nd != MFS_DT_INVALID && t->ndim <= MFS_NPY_MAX_DIMS && dense) {
 			uint8_t head[1024];
 			c->npy_head_len = mfs_npy_write_header(1, nd, false, t->order == MFS_COL_MAJOR,
 							       t->ndim, t->dims, head, sizeof(head));
