@@ -156,8 +156,8 @@ static void add_tensor(struct mfs_model *m, struct mfs_dotted *d, uint32_t i)
 	npy_tensor(h, zm->data_off + h->data_off, &t);
 	t.tag = i;
 	uint64_t off = t.off;
-	if (zm->flags & 8)
-		t.flags = 0;  /* a data descriptor would have to follow an edit */
+	if (zm->flags & 8)  /* sizes in a data descriptor: stored values patched in place */
+		t.flags = zm->method == 0 && zm->dd_crc_at ? MFS_TF_WRITABLE : 0;
 	if (zm->method == 8) {
 		t.ops = &npz_deflated_ops;
 		t.swap = 0;  /* deflated_read swaps */

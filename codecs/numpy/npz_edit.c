@@ -36,12 +36,17 @@ static uint32_t patched_crc(const struct mfs_model *m, const struct zip_member *
 	return crc;
 }
 
+/* The member's new CRC-32 everywhere it is written: the central directory,
+ * the local header (unless a data descriptor holds it alone), the data
+ * descriptor. */
 static int put_crc(struct mfs_patch *p, const struct zip_member *zm, uint32_t crc,
 		   struct mfs_err *err)
 {
 	uint8_t b[4];
 	mfs_put_le32(b, crc);
-	if (mfs_patch_put(p, zm->local_off + 14, 4, b, 4) < 0 ||
+	bool local = !(zm->flags & 8) || zm->lh_crc;
+	if ((local && mfs_patch_put(p, zm->local_off + 14, 4, b, 4) < 0) ||
+	    (zm->dd_crc_at && mfs_patch_put(p, zm->dd_crc_at, 4, b, 4) < 0) ||
 	    mfs_patch_put(p, zm->cd_off + 16, 4, b, 4) < 0)
 		return mfs_error(err, ENOMEM, "out of memory");
 	return 0;
@@ -203,8 +208,8 @@ int npz_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_patch *p,
 	const struct mfs_tensor *t = &m->tensors[e->tensor];
 	uint32_t i = (uint32_t)t->tag;
 	const struct zip_member *zm = &z->zip.mem[i];
-	if (zm->flags & 8)
-		return mfs_error(err, EROFS, "the member's sizes are in a data descriptor: it cannot be edited");
+	if ((zm->flags & 8) && (zm->method != 0 || e->reshape || !zm->dd_crc_at))
+		return mfs_error(err, EROFS, "the member's sizes are in a data descriptor: only its values can be edited, in place, when it is stored");
 	if (zm->method == 0 && !e->reshape) {
 		size_t from = p->n;
 		int r = mfs_patch_raw_runs(p, t, e, err);

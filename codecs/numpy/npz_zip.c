@@ -15,6 +15,7 @@
 #define SIG_EOCD 0x06054b50u
 #define SIG_Z64 0x06064b50u
 #define SIG_Z64LOC 0x07064b50u
+#define SIG_DESCRIPTOR 0x08074b50u
 #define EOCD_LEN 22u
 #define CENTRAL_LEN 46u
 #define LOCAL_LEN 30u
@@ -160,8 +161,18 @@ static int read_local(const uint8_t *b, uint64_t limit, struct zip_member *z,
 		return mfs_error(err, EINVAL, "truncated: a zip member says %llu bytes at byte %llu, %llu are there",
 				 (unsigned long long)z->csize, (unsigned long long)z->data_off,
 				 (unsigned long long)(limit - z->data_off));
-	if (z->flags & 8)
-		return 0;  /* sizes in a data descriptor: the local fields are unused */
+	if (z->flags & 8) {
+		/* The data descriptor after the data: its signature (optional),
+		 * then the CRC-32 the central directory has. Found, a stored
+		 * member can be patched in place. */
+		uint64_t dd = z->data_off + z->csize;
+		if (limit - dd >= 8 && mfs_le32(b + dd) == SIG_DESCRIPTOR && mfs_le32(b + dd + 4) == z->crc)
+			z->dd_crc_at = dd + 4;
+		else if (limit - dd >= 4 && mfs_le32(b + dd) == z->crc)
+			z->dd_crc_at = dd;
+		z->lh_crc = z->crc && mfs_le32(b + l + 14) == z->crc;
+		return 0;  /* the local sizes are unused */
+	}
 	bool want[3] = {mfs_le32(b + l + 22) == 0xFFFFFFFFu, mfs_le32(b + l + 18) == 0xFFFFFFFFu,
 			false};
 	uint64_t val[3] = {mfs_le32(b + l + 22), mfs_le32(b + l + 18), 0}, where[3] = {0};

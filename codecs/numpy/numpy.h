@@ -37,6 +37,11 @@ struct zip_member {
 	 * offset of the 8-byte value in a zip64 extra field. */
 	uint64_t cd_usize_at, cd_csize_at, cd_off_at;
 	uint64_t lh_usize_at, lh_csize_at;
+	/* flags bit 3 (a data descriptor after the data holds CRC and sizes):
+	 * where its CRC-32 is (0: not found), and whether the local header
+	 * holds the CRC-32 too (some writers fill both). */
+	uint64_t dd_crc_at;
+	bool lh_crc;
 };
 
 struct zip_archive {

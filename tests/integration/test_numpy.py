@@ -12,6 +12,7 @@ import re
 import struct
 import subprocess
 import zipfile
+import zlib
 
 import numpy as np
 
@@ -384,7 +385,66 @@ def test_bad_members():
                 eq(z.read(name), want, "member %s after the edits" % name)
 
 
+class Unseekable(io.RawIOBase):
+    """A file zipfile cannot seek back in: it writes each member's CRC-32
+    and sizes in a data descriptor after the data (flag bit 3)."""
+
+    def __init__(self, f):
+        self.f = f
+
+    def writable(self):
+        return True
+
+    def seekable(self):
+        return False
+
+    def write(self, b):
+        return self.f.write(b)
+
+
+def test_data_descriptors():
+    """Members written by zipfile to a stream (sizes and CRC-32 in a data
+    descriptor): all read; a stored one's values are patched in place, its
+    CRC-32 updated in the descriptor and the central directory; a deflated
+    one stays read-only and the stored one keeps its shape, the source
+    unchanged."""
+    a, b = np.arange(6, dtype=np.float32), np.linspace(0, 1, 3)
+    with Mount([]) as m:
+        for name, method in (("s.npz", zipfile.ZIP_STORED), ("d.npz", zipfile.ZIP_DEFLATED)):
+            with open(m.s(name), "wb") as f, zipfile.ZipFile(Unseekable(f), "w", method) as z:
+                for key, arr in (("a", a), ("b", b)):
+                    with z.open(key + ".npy", "w") as w:
+                        np.save(w, arr)
+            with zipfile.ZipFile(m.s(name)) as z:
+                eq([i.flag_bits & 8 for i in z.infolist()], [8, 8], name + " data descriptors")
+            check_npz(m, name)
+        want = np.array([9, 8, 7, 6, 5, 4], dtype=np.float32)
+        write_ok(os.path.join(tensor_path(m, "s.npz", "a"), "values.txt"), "9 8 7 6 5 4\n")
+        check_npz(m, "s.npz", {"a": want, "b": b})
+        raw = open(m.s("s.npz"), "rb").read()
+        with zipfile.ZipFile(m.s("s.npz")) as z:
+            info = z.getinfo("a.npy")
+            member = z.read("a.npy")
+        end = raw.index(member, info.header_offset) + len(member)
+        eq(raw[end:end + 8], b"PK\x07\x08" + struct.pack("<I", zlib.crc32(member)),
+           "the data descriptor's CRC-32")
+        # the deflated member's views are read-only (EACCES at open); the
+        # stored one keeps its shape (EINVAL)
+        for name, key, view, data, code in (
+                ("d.npz", "a", "values.txt", b"1 1 1 1 1 1\n", errno.EACCES),
+                ("s.npz", "b", "data.npy", npy_bytes(np.ones(4)), errno.EINVAL)):
+            path = os.path.join(tensor_path(m, name, key), view)
+            before = sha(m.s(name))
+            try:
+                with open(path, "wb") as f:
+                    f.write(data)
+                raise AssertionError("accepted: " + path)
+            except OSError as e:
+                eq(e.errno, code, "refusal of " + path)
+            eq(sha(m.s(name)), before, "source after the refusal of " + path)
+
+
 if __name__ == "__main__":
     run([test_npy_read, test_npz_read, test_npy_edit, test_npy_refused, test_npz_edit_stored,
          test_npz_edit_compressed, test_large_deflated, test_zip64_end, test_corrupt,
-         test_bad_members])
+         test_bad_members, test_data_descriptors])
