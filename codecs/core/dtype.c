@@ -8,20 +8,20 @@
 
 /* A numeric row: name, descr, size, kind, stats, its text functions, range. */
 #define NUM(T, name, npy, size, kind, stats, range) \
-	{name, npy, size, kind, true, stats, mfs_elem_fmt_##T, mfs_elem_parse_##T, range, NULL, 0}
+	{name, npy, size, kind, true, stats, mfs_elem_fmt_##T, mfs_elem_parse_##T, range, NULL, 0, 0}
 /* A float row, and a complex one of two floats of dtype part. */
 #define FLOAT(T, name, npy, size, stats, range) \
 	{name, npy, size, MFS_DK_FLOAT, true, stats, mfs_elem_fmt_##T, mfs_elem_parse_##T, range, \
-	 mfs_elem_widen_##T, 0}
+	 mfs_elem_widen_##T, 0, 0}
 #define COMPLEX(T, name, npy, size, part, range) \
 	{name, npy, size, MFS_DK_COMPLEX, true, true, mfs_elem_fmt_##T, mfs_elem_parse_##T, range, \
-	 mfs_elem_widen_##T, part}
+	 mfs_elem_widen_##T, part, 0}
 /* bfloat16 and float8 (no NumPy descr: data.npy widens them to float32). */
 #define MINI(T, name, size, range, mini) \
 	{name, NULL, size, MFS_DK_FLOAT, true, true, mfs_elem_fmt_##T, mfs_elem_parse_##T, range, \
 	 mfs_elem_widen_##T, 0, mini}
 /* A row without values.txt. */
-#define BYTES(name, size, kind) {name, NULL, size, kind, false, false, NULL, NULL, NULL, NULL, 0}
+#define BYTES(name, size, kind) {name, NULL, size, kind, false, false, NULL, NULL, NULL, NULL, 0, 0}
 
 #define F16_RANGE "-65504 to 65504"
 #define F32_RANGE "-3.4028235e+38 to 3.4028235e+38"
