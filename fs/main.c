@@ -20,6 +20,7 @@
 #include "commit.h"
 #include "fs.h"
 #include "ops.h"
+#include "source.h"
 #include "view.h"
 #include "warm.h"
 
@@ -224,7 +225,8 @@ static void recover_tree(int dfd, int depth, bool root_only)
 	}
 	struct dirent *e;
 	while ((e = readdir(d)) != NULL) {
-		if (e->d_type != DT_DIR || !strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+		if (e->d_type != DT_DIR || !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
+		    src_hidden(dfd, e->d_name))
 			continue;
 		int sub = openat(dfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (sub >= 0) {
@@ -347,6 +349,11 @@ static int open_source(void)
 	fs.root_fd = open(fs.o.source, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (fs.root_fd < 0) {
 		fprintf(stderr, "modelfs: %s: %s\n", fs.o.source, strerror(errno));
+		return -1;
+	}
+	int r = src_hide_mountpoint(fs.o.source, fs.o.mountpoint);
+	if (r < 0) {
+		fprintf(stderr, "modelfs: %s: %s\n", fs.o.mountpoint, strerror(-r));
 		return -1;
 	}
 	return 0;

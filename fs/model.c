@@ -13,6 +13,7 @@
 #include "commit.h"
 #include "model_fs.h"
 #include "pending.h"
+#include "source.h"
 #include "verdict.h"
 
 struct mref *mref_hold(struct mref *r)
@@ -338,6 +339,10 @@ struct inode *source_child(struct inode *dir, const char *name, struct stat *st,
 			   int *err_out)
 {
 	int dfd = dir_fd(dir);
+	if (src_hidden(dfd, name)) {
+		*err_out = ENOENT;
+		return NULL;
+	}
 	if (fstatat(dfd, name, st, AT_SYMLINK_NOFOLLOW) < 0) {
 		*err_out = errno;
 		return NULL;

@@ -24,6 +24,7 @@
 #include "model_fs.h"
 #include "ops.h"
 #include "scratch.h"
+#include "source.h"
 
 struct dent {
 	const char *name;     /* into the listed model, or into names */
@@ -106,6 +107,8 @@ static int list_source(struct inode *d, struct listing *l)
 			continue;
 		if (!d->parent && strcmp(e->d_name, ".modelfs") == 0)
 			continue;  /* ours shadows it */
+		if (src_hidden(fd, e->d_name))
+			continue;  /* the mount point itself */
 		r = add_name(l, e->d_name, e->d_type);
 	}
 	closedir(dp);

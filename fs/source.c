@@ -10,6 +10,9 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -73,4 +76,47 @@ int src_fchown(int fd, uid_t uid, gid_t gid)
 int src_futimens(int fd, const struct timespec ts[2])
 {
 	return utimensat(fd, "", ts, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+}
+
+/* The directory that holds the mount point, and the mount point's name in
+ * it; set before the mount, read only afterwards. */
+static struct {
+	bool on;
+	dev_t dev;
+	ino_t ino;
+	char *name;
+} hide;
+
+int src_hide_mountpoint(const char *source, const char *mountpoint)
+{
+	char *mp = realpath(mountpoint, NULL);
+	if (!mp)
+		return -errno;
+	size_t n = strlen(source);
+	bool inside = strncmp(mp, source, n) == 0 && (mp[n] == '/' || n == 1) && mp[n] != '\0';
+	char *slash = strrchr(mp, '/');
+	if (!inside || !slash || !slash[1]) {
+		free(mp);
+		return 0;
+	}
+	struct stat st;
+	*slash = '\0';
+	int r = stat(slash == mp ? "/" : mp, &st) < 0 ? -errno : 0;
+	if (r == 0 && !(hide.name = strdup(slash + 1)))
+		r = -ENOMEM;
+	if (r == 0) {
+		hide.dev = st.st_dev;
+		hide.ino = st.st_ino;
+		hide.on = true;
+	}
+	free(mp);
+	return r;
+}
+
+bool src_hidden(int dfd, const char *name)
+{
+	if (!hide.on || strcmp(name, hide.name) != 0)
+		return false;
+	struct stat st;
+	return fstat(dfd, &st) == 0 && st.st_dev == hide.dev && st.st_ino == hide.ino;
 }

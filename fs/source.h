@@ -5,6 +5,7 @@
 #ifndef MFS_SOURCE_H
 #define MFS_SOURCE_H
 
+#include <stdbool.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -24,5 +25,14 @@ int src_fchmod(int fd, mode_t mode);
  * included (the link itself). 0 or -errno. */
 int src_fchown(int fd, uid_t uid, gid_t gid);
 int src_futimens(int fd, const struct timespec ts[2]);
+
+/* The mount point, when it lies inside SOURCE: the directory it covers is
+ * left out of SOURCE's listings and lookups, and of every walk, because
+ * entering it would reach this mount again (requests the daemon would
+ * wait on itself to serve). Call before mounting, with both paths
+ * resolved; 0, or -errno when the mount point cannot be examined. */
+int src_hide_mountpoint(const char *source, const char *mountpoint);
+/* Whether entry name of directory dfd is the mount point left out. */
+bool src_hidden(int dfd, const char *name);
 
 #endif

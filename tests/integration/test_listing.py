@@ -243,6 +243,32 @@ def test_directory_of_models():
         eq(m.text("p007.param", "value", "shape"), "2 3\n")
 
 
+def test_mount_point_inside_source():
+    # `modelfs . mnt`: the directory the mount covers is left out, so no
+    # walk (ls -R, find, the daemon's own sweep of leftovers) reaches the
+    # mount again through it; the first such mount deadlocked the daemon
+    m = Mount(["primitiv/param_adam_2x3.param"])
+    m.mnt = os.path.join(m.src, "sub", "mnt")
+    os.makedirs(m.mnt)
+    shutil.copyfile(os.path.join(DATA, "primitiv/param_adam_2x3.param"), m.s("sub", "q.param"))
+    with m:
+        eq(sorted(os.listdir(m.m("sub"))), ["q.param"])
+        try:
+            os.stat(m.m("sub", "mnt"))
+            check(False, "the mount point is seen through the mount")
+        except FileNotFoundError:
+            pass
+        r = subprocess.run(["ls", "-R", m.mnt], capture_output=True, text=True, timeout=60)
+        eq(r.returncode, 0, r.stderr)
+        check("/sub/mnt/sub/mnt" not in r.stdout, "listed: %r" % r.stdout[-300:])
+        r = subprocess.run(["find", m.mnt], capture_output=True, text=True, timeout=60)
+        eq(r.returncode, 0, r.stderr)
+        eq(m.text("sub", "q.param", "value", "shape"), "2 3\n")
+        # a directory of the same name elsewhere is listed as ever
+        os.makedirs(m.s("mnt"))
+        wait_for("a directory named like the mount point", lambda: os.path.isdir(m.m("mnt")))
+
+
 if __name__ == "__main__":
     run([test_listing_never_shows_broken_as_dir, test_listing_after_outside_change, test_requests_per_directory,
-         test_directory_of_models])
+         test_directory_of_models, test_mount_point_inside_source])
