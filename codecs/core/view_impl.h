@@ -73,11 +73,13 @@ int mfs_chunked_size(struct mfs_model *m, struct mfs_chunked *c, uint64_t *size,
 ssize_t mfs_chunked_read(struct mfs_model *m, struct mfs_chunked *c, uint64_t off,
 			 size_t len, char *buf, struct mfs_rcache *rc, struct mfs_err *err);
 
-/* view_keep.c: the size pass of a view of MFS_KEEP_CHUNKS * 2 chunks or
- * more renders its text and keeps it, under one budget for all views.
- * Returns 0 when sized and kept, 1 when not tried (small, or the text would
- * not fit: size it the two-pass way), or -errno. */
-#define MFS_KEEP_CHUNKS 16
+/* view_keep.c: the size pass of a view of MFS_KEEP_MIN_CHUNKS chunks or
+ * more renders its text and keeps it, in windows of MFS_KEEP_CHUNKS chunks,
+ * under one budget for all views. Returns 0 when sized and kept, 1 when not
+ * tried (small, or the text would not fit: size it the two-pass way), or
+ * -errno. */
+#define MFS_KEEP_CHUNKS 64
+#define MFS_KEEP_MIN_CHUNKS 32
 int mfs_keep_pass(struct mfs_model *m, struct mfs_chunked *c, struct mfs_err *err);
 /* Copy kept text from body offset body (inside chunk k) into buf, up to len
  * bytes or the end of k's window, freeing a window read through; 0 when

@@ -14,6 +14,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -195,6 +196,25 @@ struct kcall {
 	struct mfs_err *err;
 };
 
+/* A window's buffer of want bytes. Large ones are whole 2 MiB blocks the
+ * kernel may back with huge pages: writing the text then faults once per
+ * block instead of once per 4 KiB page. The unused tail goes back when the
+ * window is trimmed to its length, which is what the budget counts (the
+ * rounding, under a block, lasts only while a window is rendered). */
+#define HUGE_BLOCK ((size_t)2 << 20)
+static int win_reserve(struct mfs_buf *b, size_t want)
+{
+	if (want < HUGE_BLOCK / 2 || want > SIZE_MAX - HUGE_BLOCK)
+		return mfs_buf_reserve(b, want);
+	size_t cap = (want + HUGE_BLOCK - 1) & ~(HUGE_BLOCK - 1);
+	b->p = aligned_alloc(HUGE_BLOCK, cap);
+	if (!b->p)
+		return -ENOMEM;
+	madvise(b->p, cap, MADV_HUGEPAGE);
+	b->cap = cap;
+	return 0;
+}
+
 /* Render window w into its own buffer. */
 static int render_window(struct kpass *p, uint64_t w, struct mfs_err *err)
 {
@@ -202,7 +222,7 @@ static int render_window(struct kpass *p, uint64_t w, struct mfs_err *err)
 	uint64_t k0 = w * MFS_KEEP_CHUNKS;
 	uint64_t n = c->nchunks - k0 < MFS_KEEP_CHUNKS ? c->nchunks - k0 : MFS_KEEP_CHUNKS;
 	struct mfs_buf b = {0};
-	if (p->per_win && mfs_buf_reserve(&b, p->per_win) < 0)
+	if (p->per_win && win_reserve(&b, p->per_win) < 0)
 		return mfs_error(err, ENOMEM, "out of memory");
 	int r = 0;
 	if (c->render_n) {
@@ -250,7 +270,7 @@ static int first_fn(void *arg)
 int mfs_keep_pass(struct mfs_model *m, struct mfs_chunked *c, struct mfs_err *err)
 {
 	uint64_t nwin = (c->nchunks + MFS_KEEP_CHUNKS - 1) / MFS_KEEP_CHUNKS;
-	if (c->nchunks < MFS_KEEP_CHUNKS * 2 || atomic_load(&budget) == 0)
+	if (c->nchunks < MFS_KEEP_MIN_CHUNKS || atomic_load(&budget) == 0)
 		return 1;  /* small: the two passes cost little */
 	struct kpass p = {.m = m, .c = c, .nwin = nwin};
 	p.win = calloc((size_t)nwin, sizeof(char *));
@@ -266,8 +286,9 @@ int mfs_keep_pass(struct mfs_model *m, struct mfs_chunked *c, struct mfs_err *er
 	struct kcall first = {.p = &p, .err = err};
 	int r = mfs_guarded(first_fn, &first, err);
 	if (r == 0) {
-		/* per chunk, from the first window's 16 */
-		uint64_t per_chunk = p.total / MFS_KEEP_CHUNKS + 1;
+		/* per chunk, from the first window's */
+		uint64_t n0 = c->nchunks < MFS_KEEP_CHUNKS ? c->nchunks : MFS_KEEP_CHUNKS;
+		uint64_t per_chunk = p.total / n0 + 1;
 		uint64_t est = per_chunk * c->nchunks;
 		p.per_win = (size_t)(p.total + p.total / 8 + 4096);
 		claimed = est + est / 16 + nwin * 4096;
