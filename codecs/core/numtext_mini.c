@@ -426,12 +426,16 @@ static int narrow_bits(const struct mini *f, uint32_t u, uint16_t *out)
 
 void mfs_mini_widen(enum mfs_mini type, const void *src, uint32_t *out, size_t n)
 {
-	const struct mini *f = mini_of(type);
 	const uint8_t *p = src;
-	for (size_t i = 0; i < n; i++) {
-		uint16_t b = type == MFS_MINI_BF16 ? (uint16_t)(p[2 * i] | p[2 * i + 1] << 8) : p[i];
-		out[i] = widen_bits(f, b);
+	if (type == MFS_MINI_BF16) {
+		/* bfloat16 is float32's top half: its value and NaN payload exactly. */
+		for (size_t i = 0; i < n; i++)
+			out[i] = (uint32_t)(p[2 * i] | p[2 * i + 1] << 8) << 16;
+		return;
 	}
+	const struct mini *f = mini_of(type);
+	for (size_t i = 0; i < n; i++)
+		out[i] = widen_bits(f, p[i]);
 }
 
 int mfs_mini_narrow(enum mfs_mini type, const uint32_t *in, void *dst, size_t n, size_t *bad)

@@ -581,8 +581,7 @@ static int write_npy(struct mfs_model *m, const struct mfs_tensor *t,
 	if (t->dtype == MFS_DT_CHAR8 && dt == MFS_DT_U8)
 		dt = MFS_DT_CHAR8;
 	/* The small floats' data.npy is float32: narrowed back below. */
-	bool narrow = dt == MFS_DT_F32 && mfs_npy_dtype((enum mfs_dtype)t->dtype) == MFS_DT_F32 &&
-		      t->dtype != MFS_DT_F32;
+	bool narrow = dt == MFS_DT_F32 && mfs_dtype_info((enum mfs_dtype)t->dtype)->mini;
 	if (narrow)
 		dt = (enum mfs_dtype)t->dtype;
 	const struct mfs_dtype_info *od = mfs_dtype_info((enum mfs_dtype)t->dtype);
