@@ -4,8 +4,10 @@
  * the node made for it: the node's name is escaped and possibly given a ~N
  * suffix by the core, so it cannot be found again from the raw bytes by
  * name alone. Directories and links have separate keys: a link never holds
- * children, so a name that is both (sharded `a.b` and `a.b.c`) gets a
- * directory and a link, the later one with a ~1 suffix.
+ * children. A name below a link into the same sibling (sharded `a.b` and
+ * `a.b.c` in one shard, `a.b` added first) is reached through that link
+ * and adds nothing; otherwise a name that is both gets a directory and a
+ * link, the later one with a ~1 suffix.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -26,6 +28,7 @@ struct slot {
 	mfs_id parent, id;     /* id MFS_NONE: empty slot */
 	uint32_t kind;
 	size_t off, len;       /* the raw component in pool */
+	size_t soff, slen;     /* a link's sibling in pool */
 };
 
 struct mfs_dotted {
@@ -132,16 +135,24 @@ static void remember(struct mfs_dotted *d, mfs_id parent, uint32_t kind, const c
 	if (e->id != MFS_NONE)
 		return;
 	memcpy(d->pool + d->plen, s, n);
-	*e = (struct slot){h, parent, id, kind, d->plen, n};
+	*e = (struct slot){h, parent, id, kind, d->plen, n, 0, 0};
 	d->plen += n;
 	d->used++;
 }
 
-static mfs_id recall(struct mfs_dotted *d, mfs_id parent, uint32_t kind, const char *s, size_t n)
+static struct slot *slot_of(struct mfs_dotted *d, mfs_id parent, uint32_t kind, const char *s,
+			    size_t n)
 {
 	if (!d->nslots)
-		return MFS_NONE;
-	return find(d, parent, kind, s, n, key_hash(parent, kind, s, n))->id;
+		return NULL;
+	struct slot *e = find(d, parent, kind, s, n, key_hash(parent, kind, s, n));
+	return e->id == MFS_NONE ? NULL : e;
+}
+
+static mfs_id recall(struct mfs_dotted *d, mfs_id parent, uint32_t kind, const char *s, size_t n)
+{
+	struct slot *e = slot_of(d, parent, kind, s, n);
+	return e ? e->id : MFS_NONE;
 }
 
 static bool is_view_name(const char *s, size_t n)
@@ -305,9 +316,37 @@ static bool dotted_path(const struct mfs_dotted *d, const char *name, size_t len
 	}
 }
 
+/* The link already made for a proper prefix of name into the same sibling,
+ * or MFS_NONE. The sibling's directory for that prefix holds the rest of
+ * the name (the same dotted layout), so name is reached through it. */
+static mfs_id through_link(struct mfs_dotted *d, const char *name, size_t len,
+			   const char *sibling)
+{
+	const char *p = name, *end = name + len;
+	size_t sl = strlen(sibling);
+	mfs_id dir = d->root;
+	for (;;) {
+		size_t n = comp_len(d, p, end);
+		if (p + n == end)
+			return MFS_NONE;
+		struct slot *e = slot_of(d, dir, KEY_LINK, p, n);
+		if (e && e->slen == sl && memcmp(d->pool + e->soff, sibling, sl) == 0)
+			return e->id;
+		dir = recall(d, dir, KEY_DIR, p, n);
+		if (dir == MFS_NONE)
+			return MFS_NONE;
+		p += n + 1;
+	}
+}
+
 mfs_id mfs_dotted_add_link(struct mfs_dotted *d, const char *name, size_t len,
 			   const char *sibling)
 {
+	if (!d || d->failed)
+		return MFS_NONE;
+	mfs_id via = through_link(d, name, len, sibling);
+	if (via != MFS_NONE)
+		return via;
 	const char *last;
 	size_t n;
 	mfs_id dir = walk(d, name, len, &last, &n);
@@ -336,6 +375,14 @@ mfs_id mfs_dotted_add_link(struct mfs_dotted *d, const char *name, size_t len,
 	const char *r = request_name(last, &rl, req);
 	mfs_id id = mfs_add_link_text(d->m, dir, r, rl, target, pos);
 	remember(d, dir, KEY_LINK, last, n, id);
+	size_t sl = strlen(sibling);
+	struct slot *e = id == MFS_NONE ? NULL : slot_of(d, dir, KEY_LINK, last, n);
+	if (e && reserve(d, &d->pool, &d->pcap, d->plen, sl + 1)) {
+		memcpy(d->pool + d->plen, sibling, sl);
+		e->soff = d->plen;
+		e->slen = sl;
+		d->plen += sl;
+	}
 	return id;
 }
 

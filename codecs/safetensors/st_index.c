@@ -62,15 +62,52 @@ static const struct shard *shard_of(struct mfs_model *m, struct shards *sh, cons
 	return &sh->v[sh->n++];
 }
 
+/* A weight_map entry, sorted by name. */
+struct entry {
+	const char *name;
+	size_t len;
+	uint32_t c;
+};
+
+static int by_name(const void *a, const void *b)
+{
+	const struct entry *x = a, *y = b;
+	int r = memcmp(x->name, y->name, x->len < y->len ? x->len : y->len);
+	return r ? r : (x->len > y->len) - (x->len < y->len);
+}
+
+/* weight_map's entries sorted by name, so that a name comes before the
+ * longer names it is a prefix of (`a.b` before `a.b.c`): those in the same
+ * shard are then reached through its link. NULL when out of memory. */
+static struct entry *sorted_entries(const struct mfs_json *j, uint32_t map, size_t *n)
+{
+	*n = 0;
+	for (uint32_t c = j->v[map].first; c != MFS_JSON_NIL; c = j->v[c].next)
+		(*n)++;
+	struct entry *e = malloc((*n ? *n : 1) * sizeof(*e));
+	if (!e)
+		return NULL;
+	size_t i = 0;
+	for (uint32_t c = j->v[map].first; c != MFS_JSON_NIL; c = j->v[c].next)
+		e[i++] = (struct entry){mfs_json_key(j, c), j->v[c].keylen, c};
+	qsort(e, *n, sizeof(*e), by_name);
+	return e;
+}
+
 static int add_links(struct mfs_model *m, const struct mfs_json *j, uint32_t map)
 {
 	struct shards sh = {0};
 	int r = 0;
 	mfs_id td = mfs_add_dir(m, MFS_ROOT, "tensors", 7);
-	struct mfs_dotted *d = mfs_dotted_new(m, td, ".");
-	if (!d)
+	size_t ne;
+	struct entry *es = sorted_entries(j, map, &ne);
+	struct mfs_dotted *d = es ? mfs_dotted_new(m, td, ".") : NULL;
+	if (!d) {
+		free(es);
 		return -ENOMEM;
-	for (uint32_t c = j->v[map].first; c != MFS_JSON_NIL; c = j->v[c].next) {
+	}
+	for (size_t i = 0; i < ne; i++) {
+		uint32_t c = es[i].c;
 		char q[MFS_QUOTE_MAX];
 		bool str = j->v[c].type == MFS_JSON_STR;
 		const char *s = str ? mfs_json_text(j, c) : "";
@@ -89,6 +126,7 @@ static int add_links(struct mfs_model *m, const struct mfs_json *j, uint32_t map
 			mfs_dotted_add_link(d, mfs_json_key(j, c), j->v[c].keylen, f->name);
 	}
 	mfs_dotted_finish(d, MFS_NONE);
+	free(es);
 	free(sh.v);
 	return r < 0 ? r : 0;
 }

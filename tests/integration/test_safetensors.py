@@ -176,7 +176,13 @@ def test_sharded():
                 if os.path.islink(p):
                     check(os.path.isdir(os.path.realpath(p)), "link resolves: " + p)
                     n += 1
-        eq(n, 6, "links")
+        eq(n, 5, "links")
+        # q_proj.weight.scale, in weight's shard, is reached through weight's
+        # link: nothing named weight~1 beside it
+        q = os.path.join(d, "tensors/model/layers/0/self_attn/q_proj")
+        eq(sorted(os.listdir(q)), ["weight"], "q_proj")
+        eq(m.text("tiny/model.safetensors.index.json/tensors/model/layers/0/self_attn/q_proj/weight/scale/"
+                  "values.txt"), "0.5\n", "through the link")
     # A missing shard, then one that does not parse: its tensors are left
     # out with an errors line naming it, the others resolve.
     for broken in (None, b"{not safetensors"):

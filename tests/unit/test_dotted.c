@@ -141,7 +141,7 @@ static void test_index_empty(void **state)
 static void test_links(void **state)
 {
 	(void)state;
-	struct mfs_model *m = open_names("L m.l.w\nL top\nL m.shape\nL m.l\n");
+	struct mfs_model *m = open_names("L m.l.w\nL top\nL m.shape\nL m.l\nL q.r\nL q.r.s.t\n");
 	char t[512];
 	mfs_id id = tnode(m, "tensors/m/l/w");
 	assert_int_equal(m->nodes[id].kind, MFS_K_LINK);
@@ -155,6 +155,10 @@ static void test_links(void **state)
 	assert_true(mfs_link_target(m, tnode(m, "tensors/m/l~1"), t, sizeof(t)) > 0);
 	assert_string_equal(t, "../../../sib.safetensors/tensors/m/l");
 	assert_int_equal(mfs_resolve(m, "tensors/m/l/w/shape"), MFS_NONE);
+	/* A link's longer names, added after it, into the same sibling: reached
+	 * through it, nothing added beside it. */
+	check_list(m, "tensors/q", "r");
+	assert_int_equal(m->nodes[tnode(m, "tensors/q/r")].kind, MFS_K_LINK);
 	twalk(m);
 	close_names(m);
 }

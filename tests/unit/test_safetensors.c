@@ -405,7 +405,9 @@ static void test_sharded_index(void **state)
 	(void)state;
 	const char *idx = "{\n  \"metadata\": {\"total_size\": 16060522496, \"s\": \"x\"},\n"
 			  "  \"weight_map\": {\n"
+			  "    \"model.embed.weight.scale\": \"model-00001-of-00002.safetensors\",\n"
 			  "    \"model.embed.weight\": \"model-00001-of-00002.safetensors\",\n"
+			  "    \"model.embed.weight.other\": \"model-00002-of-00002.safetensors\",\n"
 			  "    \"model.layers.0.shape\": \"model-00002-of-00002.safetensors\",\n"
 			  "    \"lm_head\": \"model-00002-of-00002.safetensors\",\n"
 			  "    \"evil\": \"../etc\",\n"
@@ -415,10 +417,17 @@ static void test_sharded_index(void **state)
 	check_list(m, "", "metadata tensors");
 	tcheck(m, "metadata/total_size", "16060522496\n");
 	tcheck(m, "metadata/s", "\"x\"\n");
-	check_list(m, "tensors", "model lm_head");
+	check_list(m, "tensors", "lm_head model");
 	char t[512];
 	assert_true(mfs_link_target(m, tnode(m, "tensors/model/embed/weight"), t, sizeof(t)) > 0);
 	assert_string_equal(t, "../../../../model-00001-of-00002.safetensors/tensors/model/embed/weight");
+	/* weight.scale, in the same shard, is reached through weight's link
+	 * (listed before it in the map); weight.other, in another, beside it */
+	check_list(m, "tensors/model/embed", "weight weight~1");
+	check_list(m, "tensors/model/embed/weight~1", "other");
+	assert_true(mfs_link_target(m, tnode(m, "tensors/model/embed/weight~1/other"), t, sizeof(t)) > 0);
+	assert_string_equal(t, "../../../../../model-00002-of-00002.safetensors/tensors/model/embed/weight/"
+			       "other");
 	assert_true(mfs_link_target(m, tnode(m, "tensors/model/layers/0/shape~1"), t, sizeof(t)) > 0);
 	assert_string_equal(t, "../../../../../model-00002-of-00002.safetensors/tensors/model/layers/0/"
 			       "shape~1");
