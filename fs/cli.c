@@ -17,6 +17,7 @@
 #include "cli.h"
 #include "cli_impl.h"
 #include "commit.h"
+#include "runtime.h"
 #include "view.h"
 
 #define CAT_CHUNK (1u << 20)    /* bytes read and written at a time */
@@ -151,6 +152,9 @@ int cli_open(struct cli_model *cm, const char *file, bool write)
 		cm->m = NULL;
 		return cli_fail(file, NULL, &err);
 	}
+	if (mfs_runtime_new(&cm->rt, NULL, &err) < 0)
+		return cli_fail(file, NULL, &err);
+	mfs_model_set_runtime(cm->m, cm->rt);
 	return CLI_OK;
 }
 
@@ -173,6 +177,7 @@ void cli_close(struct cli_model *cm)
 {
 	if (cm->m)
 		mfs_model_free(cm->m);
+	mfs_runtime_free(cm->rt);
 	if (cm->dirfd >= 0)
 		close(cm->dirfd);
 	free(cm->dir);

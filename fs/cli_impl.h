@@ -53,6 +53,7 @@ struct cli_model {
 	int dirfd;
 	struct stat st;       /* the source (modes for ls -l) */
 	struct mfs_model *m;
+	struct mfs_runtime *rt;  /* m's workers and kept text */
 };
 
 /* Open FILE: follow a symbolic link, roll back an interrupted commit (as the

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 
 #include "model.h"
+#include "runtime.h"
 #include "view.h"
 #include "wbuf.h"
 
@@ -29,6 +30,7 @@ struct fsopts {
 	uint64_t max_buffer;     /* bytes one written view may hold */
 	uint64_t max_scratch;    /* bytes all editor scratch files may hold */
 	uint64_t progress;       /* rewrites of files this large log their progress */
+	uint64_t text_cache;     /* bytes of text views kept (MFS_TEXT_CACHE_DEFAULT) */
 	int ro;
 	int foreground, debug, singlethread;
 	int no_inplace;          /* always rewrite whole files (tests) */
@@ -110,6 +112,7 @@ struct fsstate {
 	uid_t uid;
 	gid_t gid;
 	bool no_opendir;          /* the kernel opens directories without us */
+	struct mfs_runtime *rt;   /* the models' workers and kept text */
 };
 
 extern struct fsstate fs;

@@ -298,6 +298,7 @@ static int parse_options(struct fuse_args *a, struct fuse_cmdline_opts *co)
 	fs.o.max_buffer = 1ull << 30;
 	fs.o.max_scratch = 256ull << 20;
 	fs.o.progress = 1ull << 30;
+	fs.o.text_cache = MFS_TEXT_CACHE_DEFAULT;
 	if (fuse_opt_parse(a, &cli, cli_opts, cli_proc) < 0 ||
 	    fuse_opt_parse(a, &fs.o, fs_opts, NULL) < 0)
 		return 3;
@@ -318,12 +319,10 @@ static int parse_options(struct fuse_args *a, struct fuse_cmdline_opts *co)
 		return 3;
 	}
 	if (cli.text_cache) {
-		uint64_t tc;
-		if (parse_size(cli.text_cache, &tc) < 0) {
+		if (parse_size(cli.text_cache, &fs.o.text_cache) < 0) {
 			fprintf(stderr, "modelfs: bad size in -o text_cache\n");
 			return 3;
 		}
-		mfs_text_cache_set(tc);
 	}
 	if (fuse_parse_cmdline(a, co) != 0)
 		return 3;
@@ -436,7 +435,6 @@ static int serve(struct fuse_cmdline_opts *co)
 out:
 	watch_stop();
 	notify_stop();
-	mfs_text_cache_stop();
 	/* Ended by a signal (SIGINT, SIGTERM, SIGHUP) is a clean unmount. */
 	if (ret == SIGINT || ret == SIGTERM || ret == SIGHUP || ret == -SIGINT ||
 	    ret == -SIGTERM || ret == -SIGHUP)
@@ -460,6 +458,12 @@ static int mount_main(struct fuse_args *a, struct fuse_cmdline_opts *co)
 	raise_fd_limit();
 	log_init();
 	inode_table_init();
+	struct mfs_runtime_opts rto = {.text_cache = fs.o.text_cache};
+	struct mfs_err err = {0};
+	if (mfs_runtime_new(&fs.rt, &rto, &err) < 0) {
+		fprintf(stderr, "modelfs: %s\n", err.msg);
+		return 1;
+	}
 	if (make_root() < 0 || add_mount_names(a) < 0)
 		return 1;
 	if (!fs.o.ro) {
@@ -487,6 +491,8 @@ out_session:
 	fuse_session_destroy(fs.se);
 	warm_stop();
 out:
+	mfs_runtime_free(fs.rt);  /* no request comes any more */
+	fs.rt = NULL;
 	return ret ? 1 : 0;
 }
 

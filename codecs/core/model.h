@@ -85,6 +85,7 @@ struct mfs_model;
 struct mfs_tensor;
 struct mfs_tcache;
 struct mfs_chunked;
+struct mfs_runtime;
 
 /* Custom storage (text numbers, sparse or multi-block layouts). Raw dense
  * storage (ops == NULL) needs none: the core reads it at `off`. Both calls
@@ -145,6 +146,7 @@ struct mfs_model {
 	size_t sidecar_len;
 	bool has_sidecar;
 	void *priv;                 /* codec state, freed by codec->close */
+	struct mfs_runtime *rt;     /* lent by the host (runtime.h); NULL: none */
 	/* A problem the open got past (a malformed sidecar, say): "" if none;
 	 * the first one, set with mfs_model_note. fs/ logs it as an error line. */
 	char note[MFS_ERRMSG_MAX];

@@ -1,6 +1,6 @@
-/* Worker threads for rendering ahead (see pool.h): started on first use,
- * one per CPU, living as long as the process; and threads started for one
- * pass and joined at its end (mfs_fan_out, and mfs_parallel_for over it). */
+/* A runtime's worker threads (see pool.h): started on first use, one per
+ * CPU, living as long as the runtime; and threads started for one pass and
+ * joined at its end (mfs_fan_out, and mfs_parallel_for over it). */
 #include <errno.h>
 #include <stdbool.h>
 #include <sched.h>
@@ -10,35 +10,34 @@
 
 #include "guard.h"
 #include "pool.h"
+#include "runtime_impl.h"
 
-struct job {
+struct mfs_job {
 	void (*fn)(void *);
 	void *arg;
-	struct job *next;
+	struct mfs_job *next;
 };
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
-static struct job *head, *tail;
-static unsigned nthreads;
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-
+/* Runs queued jobs until stopped with none left. */
 static void *worker(void *arg)
 {
-	(void)arg;
-	pthread_mutex_lock(&lock);
+	struct mfs_workers *w = arg;
+	pthread_mutex_lock(&w->lock);
 	for (;;) {
-		while (!head)
-			pthread_cond_wait(&cond, &lock);
-		struct job *j = head;
-		head = j->next;
-		if (!head)
-			tail = NULL;
-		pthread_mutex_unlock(&lock);
+		while (!w->head && !w->stop)
+			pthread_cond_wait(&w->cond, &w->lock);
+		struct mfs_job *j = w->head;
+		if (!j)
+			break;
+		w->head = j->next;
+		if (!w->head)
+			w->tail = NULL;
+		pthread_mutex_unlock(&w->lock);
 		j->fn(j->arg);
 		free(j);
-		pthread_mutex_lock(&lock);
+		pthread_mutex_lock(&w->lock);
 	}
+	pthread_mutex_unlock(&w->lock);
 	return NULL;
 }
 
@@ -51,45 +50,66 @@ unsigned mfs_ncpu(void)
 	return n > 1 ? (unsigned)n : 1;
 }
 
-static void start(void)
+/* Start the workers on first use. Caller holds w->lock. */
+static void start(struct mfs_workers *w)
 {
 	unsigned n = mfs_ncpu(), want = n > MFS_THREADS_MAX ? MFS_THREADS_MAX : n;
-	pthread_attr_t attr;
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	w->started = true;
 	for (unsigned i = 0; i < want; i++) {
-		pthread_t t;
-		if (pthread_create(&t, &attr, worker, NULL) == 0)
-			nthreads++;
+		if (pthread_create(&w->th[w->nthreads], NULL, worker, w) == 0)
+			w->nthreads++;
 	}
-	pthread_attr_destroy(&attr);
 }
 
-unsigned mfs_pool_size(void)
+unsigned mfs_pool_size(struct mfs_runtime *rt)
 {
-	pthread_once(&once, start);
-	return nthreads;
+	if (!rt)
+		return 0;
+	struct mfs_workers *w = &rt->workers;
+	pthread_mutex_lock(&w->lock);
+	if (!w->started && !w->stop)
+		start(w);
+	unsigned n = w->stop ? 0 : w->nthreads;
+	pthread_mutex_unlock(&w->lock);
+	return n;
 }
 
-int mfs_pool_submit(void (*fn)(void *arg), void *arg)
+int mfs_pool_submit(struct mfs_runtime *rt, void (*fn)(void *arg), void *arg)
 {
-	if (mfs_pool_size() == 0)
+	if (mfs_pool_size(rt) == 0)
 		return -EAGAIN;
-	struct job *j = malloc(sizeof(*j));
+	struct mfs_job *j = malloc(sizeof(*j));
 	if (!j)
 		return -ENOMEM;
 	j->fn = fn;
 	j->arg = arg;
 	j->next = NULL;
-	pthread_mutex_lock(&lock);
-	if (tail)
-		tail->next = j;
+	struct mfs_workers *w = &rt->workers;
+	pthread_mutex_lock(&w->lock);
+	if (w->stop) {
+		pthread_mutex_unlock(&w->lock);
+		free(j);
+		return -EAGAIN;
+	}
+	if (w->tail)
+		w->tail->next = j;
 	else
-		head = j;
-	tail = j;
-	pthread_cond_signal(&cond);
-	pthread_mutex_unlock(&lock);
+		w->head = j;
+	w->tail = j;
+	pthread_cond_signal(&w->cond);
+	pthread_mutex_unlock(&w->lock);
 	return 0;
+}
+
+void mfs_workers_stop(struct mfs_workers *w)
+{
+	pthread_mutex_lock(&w->lock);
+	w->stop = true;
+	pthread_cond_broadcast(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+	for (unsigned i = 0; i < w->nthreads; i++)
+		pthread_join(w->th[i], NULL);
+	w->nthreads = 0;
 }
 
 unsigned mfs_fan_out(unsigned n, void *(*fn)(void *arg), void *args, size_t size)

@@ -1,4 +1,4 @@
-/* A small pool of worker threads (one per CPU) for rendering ahead, and
+/* A runtime's worker threads (one per CPU) for rendering ahead, and
  * passes fanned out over threads started for them. */
 #ifndef MFS_POOL_H
 #define MFS_POOL_H
@@ -11,13 +11,16 @@
 /* The most threads one pass runs, and the pool's size at most. */
 #define MFS_THREADS_MAX 16
 
-/* Run fn(arg) on a worker thread. Returns 0, or -errno if no worker could
- * take it (then the caller does the work itself). */
-int mfs_pool_submit(void (*fn)(void *arg), void *arg);
+struct mfs_runtime;
+
+/* Run fn(arg) on one of rt's worker threads. Returns 0, or -errno if no
+ * worker could take it (rt NULL or stopping: the caller does the work). */
+int mfs_pool_submit(struct mfs_runtime *rt, void (*fn)(void *arg), void *arg);
 /* CPUs this process may run on (its affinity: a cpuset, taskset), at least 1. */
 unsigned mfs_ncpu(void);
-/* Number of workers the pool runs (mfs_ncpu(), at most MFS_THREADS_MAX). */
-unsigned mfs_pool_size(void);
+/* Number of workers rt runs (mfs_ncpu(), at most MFS_THREADS_MAX; 0 for
+ * rt NULL). */
+unsigned mfs_pool_size(struct mfs_runtime *rt);
 /* Run fn on n threads, each with its own argument: args is an array of n
  * items of size bytes. Item 0 runs on the calling thread, after the others
  * are started; the call returns when all are done. Returns how many ran,

@@ -45,16 +45,10 @@ static uint64_t data_size(const struct mfs_tensor *t)
 	return t->nelem * t->esize;
 }
 
-/* The small float type whose data.npy is widened to float32, or 0. */
-static enum mfs_mini npy_widened(const struct mfs_tensor *t)
-{
-	return (enum mfs_mini)mfs_dtype_info((enum mfs_dtype)t->dtype)->mini;
-}
-
 /* Bytes of data.npy's elements: float32 for the small floats. */
 static uint64_t npy_data_size(const struct mfs_tensor *t)
 {
-	if (npy_widened(t))
+	if (mfs_npy_widened(t))
 		return t->nelem * 4;
 	return data_size(t);
 }
@@ -237,7 +231,7 @@ static ssize_t read_data(struct mfs_model *m, const struct mfs_tensor *t, uint64
 static ssize_t read_npy_data(struct mfs_model *m, const struct mfs_tensor *t, uint64_t off,
 			     size_t len, uint8_t *buf, struct mfs_err *err)
 {
-	enum mfs_mini mini = npy_widened(t);
+	enum mfs_mini mini = mfs_npy_widened(t);
 	if (!mini)
 		return read_data(m, t, off, len, buf, err);
 	uint64_t size = npy_data_size(t);
@@ -364,7 +358,7 @@ int mfs_view_segments(const struct mfs_model *m, mfs_id id, uint64_t off, uint64
 		base = n->u.raw.off;
 		size = n->u.raw.len;
 	} else if ((n->view == MFS_V_DATA || n->view == MFS_V_NPY) && !t->ops && !t->swap &&
-		   !(n->view == MFS_V_NPY && npy_widened(t))) {
+		   !(n->view == MFS_V_NPY && mfs_npy_widened(t))) {
 		if (n->view == MFS_V_NPY) {
 			/* The header is built on first use; without it, no segments. */
 			if (!t->cache)

@@ -39,14 +39,6 @@ void mfs_rcache_free(struct mfs_rcache *rc);
 typedef void (*mfs_hold_fn)(void *arg);
 void mfs_rcache_hold(struct mfs_rcache *rc, mfs_hold_fn hold, mfs_hold_fn release, void *arg);
 
-/* The size pass of a large text view keeps the text it rendered for the
- * reads that follow, all views together up to this many bytes (default: a
- * sixteenth of the memory, at most 1 GiB; 0: never kept). */
-void mfs_text_cache_set(uint64_t bytes);
-uint64_t mfs_text_cache_used(void);
-/* Stop the thread that drops kept text nobody read (before exit). */
-void mfs_text_cache_stop(void);
-
 int mfs_view_size(struct mfs_model *m, mfs_id id, uint64_t *size, struct mfs_err *err);
 /* Whether the size is already known without rendering anything. */
 bool mfs_view_size_cheap(const struct mfs_model *m, mfs_id id);

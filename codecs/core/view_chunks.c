@@ -370,7 +370,7 @@ static void read_ahead(struct mfs_rcache *rc, struct mfs_chunked *c, uint64_t k)
 		w->state = W_BUSY;
 		*j = (struct render_job){rc, c, w};
 		rc->busy++;
-		if (mfs_pool_submit(render_job, j) < 0) {
+		if (mfs_pool_submit(rc->m->rt, render_job, j) < 0) {
 			rc->busy--;
 			w->state = W_FREE;
 			free(j);
@@ -398,7 +398,7 @@ static int get_chunk(struct mfs_model *m, struct mfs_chunked *c, uint64_t k,
 	 * `head -c 100`, renders one chunk and touches nothing more). */
 	bool sequential = rc->last_k != UINT64_MAX && (k == rc->last_k || k == rc->last_k + 1);
 	rc->last_k = k;
-	if (sequential && c->nchunks > WIN_CHUNKS && mfs_pool_size() > 1)
+	if (sequential && c->nchunks > WIN_CHUNKS && mfs_pool_size(m->rt) > 1)
 		read_ahead(rc, c, k);
 	struct win *w = find_win(rc, k);
 	while (w && w->state == W_BUSY) {

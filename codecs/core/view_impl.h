@@ -11,6 +11,7 @@
 
 #include "buf.h"
 #include "model.h"
+#include "numtext.h"
 #include "view.h"
 
 
@@ -62,6 +63,7 @@ struct mfs_chunked {
 	uint64_t kept_used;         /* when last read (monotonic seconds) */
 	struct mfs_chunked *keep_prev, *keep_next;  /* views keeping text, oldest first */
 	bool keep_linked;
+	struct mfs_runtime *keep_rt;  /* whose budget counts the kept text (set once) */
 };
 
 int mfs_chunked_init(struct mfs_chunked *c, const void *obj, mfs_chunk_fn render,
@@ -91,8 +93,6 @@ size_t mfs_keep_read(struct mfs_chunked *c, uint64_t k, uint64_t body, char *buf
  * or body is at the end. */
 bool mfs_keep_send(struct mfs_chunked *c, uint64_t body, size_t len, mfs_send_fn send,
 		   void *ctx);
-/* Seconds unread after which kept text is dropped (default 20; tests). */
-void mfs_text_cache_idle(unsigned seconds);
 /* Free what c keeps (mfs_chunked_destroy). */
 void mfs_keep_drop(struct mfs_chunked *c);
 
@@ -175,14 +175,22 @@ struct mfs_tokens {
 };
 /* Next token; false at the end. */
 bool mfs_next_token(struct mfs_tokens *t, const char **tok, size_t *n);
+/* The small float type whose data.npy is widened to float32, or
+ * MFS_MINI_NONE (view.c sizes and reads it, view_write.c narrows it back). */
+static inline enum mfs_mini mfs_npy_widened(const struct mfs_tensor *t)
+{
+	return (enum mfs_mini)mfs_dtype_info((enum mfs_dtype)t->dtype)->mini;
+}
+
 /* values.txt of t (not char8) written: the early check of the complete
  * values of text (mfs_view_check_prefix), which keeps them in st. */
-int mfs_values_check(const struct mfs_tensor *t, const char *text, size_t len,
-		     struct mfs_check *st, struct mfs_err *err);
+int mfs_values_check(struct mfs_runtime *rt, const struct mfs_tensor *t, const char *text,
+		     size_t len, struct mfs_check *st, struct mfs_err *err);
 /* The new content of t's values.txt (not char8) as nelem values in logical
  * order, little-endian, at *vals; parses only what c->checked did not. The
  * caller frees *owned (NULL, or *vals). Checks every value and the count. */
-int mfs_values_parse(const struct mfs_tensor *t, const struct mfs_content *c, uint8_t **vals,
-		     uint8_t **owned, struct mfs_err *err);
+int mfs_values_parse(struct mfs_runtime *rt, const struct mfs_tensor *t,
+		     const struct mfs_content *c, uint8_t **vals, uint8_t **owned,
+		     struct mfs_err *err);
 
 #endif

@@ -5,11 +5,13 @@
  * again. For a view of a few windows or more, the size pass renders the
  * text itself, on every core, and keeps it: reads copy it out, and each
  * window is freed once a reader has read it through (the kernel's page
- * cache holds it from then on). What all views keep is bounded by one
- * budget (-o text_cache); a view whose text would not fit is sized the
- * two-pass way, and a new pass drops the oldest kept text of other views
- * to make room. Text nobody read for 20 seconds (the size was all a
- * stat wanted) is dropped by a thread that wakes while any is kept. */
+ * cache holds it from then on). What all views of a runtime keep is
+ * bounded by its budget (runtime.h; fs/ sets it from -o text_cache); a view
+ * whose text would not fit is sized the two-pass way, and a new pass drops
+ * the oldest kept text of other views to make room. Text nobody read for 20
+ * seconds (the size was all a stat wanted) is dropped by the runtime's
+ * reaper thread, which wakes while any is kept. A model without a runtime
+ * keeps nothing. */
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -21,23 +23,8 @@
 #include "bisect.h"
 #include "guard.h"
 #include "pool.h"
+#include "runtime_impl.h"
 #include "view_impl.h"
-
-static pthread_mutex_t keep_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct mfs_chunked *oldest, *newest;  /* views holding kept text */
-static _Atomic uint64_t kept_bytes;          /* what they hold, all together */
-static _Atomic uint64_t budget = UINT64_MAX; /* UINT64_MAX: not set yet */
-static pthread_cond_t kept_cond = PTHREAD_COND_INITIALIZER;  /* something kept */
-static bool reaper_started, reaper_stop;
-static pthread_t reaper_thread;
-
-static _Atomic unsigned idle_s = 20;  /* seconds unread before kept text is dropped */
-
-void mfs_text_cache_idle(unsigned seconds)
-{
-	atomic_store(&idle_s, seconds ? seconds : 1);
-	pthread_cond_signal(&kept_cond);
-}
 
 static uint64_t now_s(void)
 {
@@ -46,22 +33,20 @@ static uint64_t now_s(void)
 	return (uint64_t)ts.tv_sec;
 }
 
-/* The default: a sixteenth of the memory, at most 1 GiB. */
-static uint64_t default_budget(void)
+void mfs_text_cache_idle(struct mfs_runtime *rt, unsigned seconds)
 {
-	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
-	uint64_t b = pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize / 16 : 0;
-	return b > (1ull << 30) ? 1ull << 30 : b;
+	atomic_store(&rt->tc.idle_s, seconds ? seconds : 1);
+	pthread_cond_signal(&rt->tc.kept_cond);
 }
 
-void mfs_text_cache_set(uint64_t bytes)
+void mfs_text_cache_set(struct mfs_runtime *rt, uint64_t bytes)
 {
-	atomic_store(&budget, bytes);
+	atomic_store(&rt->tc.budget, bytes);
 }
 
-uint64_t mfs_text_cache_used(void)
+uint64_t mfs_text_cache_used(const struct mfs_runtime *rt)
 {
-	return atomic_load(&kept_bytes);
+	return atomic_load(&rt->tc.kept_bytes);
 }
 
 /* Free c's kept windows. Caller holds c->lock. */
@@ -77,54 +62,58 @@ static void free_windows(struct mfs_chunked *c)
 	}
 	free(c->kept);
 	c->kept = NULL;
-	atomic_fetch_sub(&kept_bytes, c->kept_len);
+	atomic_fetch_sub(&c->keep_rt->tc.kept_bytes, c->kept_len);
 	c->kept_len = 0;
 }
 
-static void unlink_view(struct mfs_chunked *c)
+/* Take c off tc's list. Caller holds tc->lock. */
+static void unlink_view(struct mfs_text_cache *tc, struct mfs_chunked *c)
 {
 	if (!c->keep_linked)
 		return;
 	if (c->keep_prev)
 		c->keep_prev->keep_next = c->keep_next;
 	else
-		oldest = c->keep_next;
+		tc->oldest = c->keep_next;
 	if (c->keep_next)
 		c->keep_next->keep_prev = c->keep_prev;
 	else
-		newest = c->keep_prev;
+		tc->newest = c->keep_prev;
 	c->keep_prev = c->keep_next = NULL;
 	c->keep_linked = false;
 }
 
 void mfs_keep_drop(struct mfs_chunked *c)
 {
-	pthread_mutex_lock(&keep_lock);
-	unlink_view(c);
-	pthread_mutex_unlock(&keep_lock);
+	struct mfs_text_cache *tc = c->keep_rt ? &c->keep_rt->tc : NULL;
+	if (!tc)
+		return;  /* never kept */
+	pthread_mutex_lock(&tc->lock);
+	unlink_view(tc, c);
+	pthread_mutex_unlock(&tc->lock);
 	pthread_mutex_lock(&c->lock);
 	free_windows(c);
 	pthread_mutex_unlock(&c->lock);
 }
 
-/* Drops the text of views idle for idle_s seconds (20 unless a test sets
- * it); sleeps while nothing is kept. */
+/* Drops the text of views idle for tc->idle_s seconds; sleeps while
+ * nothing is kept. */
 static void *reaper(void *arg)
 {
-	(void)arg;
-	pthread_mutex_lock(&keep_lock);
-	while (!reaper_stop) {
-		if (!oldest) {
-			pthread_cond_wait(&kept_cond, &keep_lock);
+	struct mfs_text_cache *tc = arg;
+	pthread_mutex_lock(&tc->lock);
+	while (!tc->reaper_stop) {
+		if (!tc->oldest) {
+			pthread_cond_wait(&tc->kept_cond, &tc->lock);
 			continue;
 		}
-		unsigned idle = atomic_load(&idle_s);
+		unsigned idle = atomic_load(&tc->idle_s);
 		struct timespec until;
 		clock_gettime(CLOCK_REALTIME, &until);
 		until.tv_sec += idle / 4 ? idle / 4 : 1;
-		pthread_cond_timedwait(&kept_cond, &keep_lock, &until);
+		pthread_cond_timedwait(&tc->kept_cond, &tc->lock, &until);
 		uint64_t now = now_s();
-		for (struct mfs_chunked *c = oldest, *next; c; c = next) {
+		for (struct mfs_chunked *c = tc->oldest, *next; c; c = next) {
 			next = c->keep_next;
 			pthread_mutex_lock(&c->lock);
 			bool stale = now - c->kept_used >= idle;
@@ -132,48 +121,46 @@ static void *reaper(void *arg)
 				free_windows(c);
 			pthread_mutex_unlock(&c->lock);
 			if (stale)
-				unlink_view(c);
+				unlink_view(tc, c);
 		}
 	}
-	pthread_mutex_unlock(&keep_lock);
+	pthread_mutex_unlock(&tc->lock);
 	return NULL;
 }
 
-void mfs_text_cache_stop(void)
+void mfs_text_cache_stop(struct mfs_text_cache *tc)
 {
-	pthread_mutex_lock(&keep_lock);
-	bool started = reaper_started;
-	reaper_stop = true;
-	pthread_cond_signal(&kept_cond);
-	pthread_mutex_unlock(&keep_lock);
+	pthread_mutex_lock(&tc->lock);
+	bool started = tc->reaper_started;
+	tc->reaper_stop = true;
+	pthread_cond_signal(&tc->kept_cond);
+	pthread_mutex_unlock(&tc->lock);
 	if (started)
-		pthread_join(reaper_thread, NULL);
-	pthread_mutex_lock(&keep_lock);
-	reaper_started = reaper_stop = false;
-	pthread_mutex_unlock(&keep_lock);
+		pthread_join(tc->reaper, NULL);
+	pthread_mutex_lock(&tc->lock);
+	tc->reaper_started = false;
+	pthread_mutex_unlock(&tc->lock);
 }
 
 /* Claim need bytes of the budget, dropping the oldest text of other views
  * if that makes room. */
-static bool claim(uint64_t need)
+static bool claim(struct mfs_text_cache *tc, uint64_t need)
 {
-	pthread_mutex_lock(&keep_lock);
-	if (atomic_load(&budget) == UINT64_MAX)
-		atomic_store(&budget, default_budget());
-	uint64_t b = atomic_load(&budget);
+	pthread_mutex_lock(&tc->lock);
+	uint64_t b = atomic_load(&tc->budget);
 	bool ok = need <= b;
-	while (ok && atomic_load(&kept_bytes) + need > b && oldest) {
-		struct mfs_chunked *c = oldest;  /* never self: sized once */
-		unlink_view(c);
+	while (ok && atomic_load(&tc->kept_bytes) + need > b && tc->oldest) {
+		struct mfs_chunked *c = tc->oldest;  /* never self: sized once */
+		unlink_view(tc, c);
 		pthread_mutex_lock(&c->lock);
 		free_windows(c);
 		pthread_mutex_unlock(&c->lock);
 	}
-	if (ok && atomic_load(&kept_bytes) + need <= b)
-		atomic_fetch_add(&kept_bytes, need);
+	if (ok && atomic_load(&tc->kept_bytes) + need <= b)
+		atomic_fetch_add(&tc->kept_bytes, need);
 	else
 		ok = false;
-	pthread_mutex_unlock(&keep_lock);
+	pthread_mutex_unlock(&tc->lock);
 	return ok;
 }
 
@@ -270,7 +257,8 @@ static int first_fn(void *arg)
 int mfs_keep_pass(struct mfs_model *m, struct mfs_chunked *c, struct mfs_err *err)
 {
 	uint64_t nwin = (c->nchunks + MFS_KEEP_CHUNKS - 1) / MFS_KEEP_CHUNKS;
-	if (c->nchunks < MFS_KEEP_MIN_CHUNKS || atomic_load(&budget) == 0)
+	struct mfs_text_cache *tc = m->rt ? &m->rt->tc : NULL;
+	if (!tc || c->nchunks < MFS_KEEP_MIN_CHUNKS || atomic_load(&tc->budget) == 0)
 		return 1;  /* small: the two passes cost little */
 	struct kpass p = {.m = m, .c = c, .nwin = nwin};
 	p.win = calloc((size_t)nwin, sizeof(char *));
@@ -292,7 +280,7 @@ int mfs_keep_pass(struct mfs_model *m, struct mfs_chunked *c, struct mfs_err *er
 		uint64_t est = per_chunk * c->nchunks;
 		p.per_win = (size_t)(p.total + p.total / 8 + 4096);
 		claimed = est + est / 16 + nwin * 4096;
-		if (!claim(claimed)) {
+		if (!claim(tc, claimed)) {
 			claimed = 0;
 			r = 1;
 		}
@@ -306,15 +294,16 @@ int mfs_keep_pass(struct mfs_model *m, struct mfs_chunked *c, struct mfs_err *er
 		free(p.lens);
 		pthread_mutex_destroy(&p.lock);
 		if (claimed)
-			atomic_fetch_sub(&kept_bytes, claimed);
+			atomic_fetch_sub(&tc->kept_bytes, claimed);
 		return r;
 	}
 	pthread_mutex_destroy(&p.lock);
 	/* What was claimed becomes what is kept. */
-	atomic_fetch_add(&kept_bytes, p.total);
-	atomic_fetch_sub(&kept_bytes, claimed);
+	atomic_fetch_add(&tc->kept_bytes, p.total);
+	atomic_fetch_sub(&tc->kept_bytes, claimed);
 	pthread_mutex_lock(&c->lock);
 	free_windows(c);
+	c->keep_rt = m->rt;
 	for (uint64_t k = 0; k < c->nchunks; k++)
 		c->offs[k + 1] = c->offs[k] + p.lens[k];
 	c->known = c->nchunks;
@@ -325,19 +314,19 @@ int mfs_keep_pass(struct mfs_model *m, struct mfs_chunked *c, struct mfs_err *er
 	c->kept_used = now_s();
 	pthread_mutex_unlock(&c->lock);
 	free(p.lens);
-	pthread_mutex_lock(&keep_lock);
-	if (!reaper_started && !reaper_stop)
-		reaper_started = pthread_create(&reaper_thread, NULL, reaper, NULL) == 0;
-	pthread_cond_signal(&kept_cond);
-	unlink_view(c);
-	c->keep_prev = newest;
-	if (newest)
-		newest->keep_next = c;
+	pthread_mutex_lock(&tc->lock);
+	if (!tc->reaper_started && !tc->reaper_stop)
+		tc->reaper_started = pthread_create(&tc->reaper, NULL, reaper, tc) == 0;
+	pthread_cond_signal(&tc->kept_cond);
+	unlink_view(tc, c);
+	c->keep_prev = tc->newest;
+	if (tc->newest)
+		tc->newest->keep_next = c;
 	else
-		oldest = c;
-	newest = c;
+		tc->oldest = c;
+	tc->newest = c;
 	c->keep_linked = true;
-	pthread_mutex_unlock(&keep_lock);
+	pthread_mutex_unlock(&tc->lock);
 	return 0;
 }
 
@@ -359,7 +348,7 @@ size_t mfs_keep_read(struct mfs_chunked *c, uint64_t k, uint64_t body, char *buf
 		free(c->kept[w]);
 		c->kept[w] = NULL;
 		c->kept_len -= we - ws;
-		atomic_fetch_sub(&kept_bytes, we - ws);
+		atomic_fetch_sub(&c->keep_rt->tc.kept_bytes, we - ws);
 	}
 	return (size_t)n;
 }
@@ -421,7 +410,7 @@ bool mfs_keep_send(struct mfs_chunked *c, uint64_t body, size_t len, mfs_send_fn
 		free(c->kept[w]);
 		c->kept[w] = NULL;
 		c->kept_len -= ends[i] - ws;
-		atomic_fetch_sub(&kept_bytes, ends[i] - ws);
+		atomic_fetch_sub(&c->keep_rt->tc.kept_bytes, ends[i] - ws);
 	}
 	pthread_mutex_unlock(&c->lock);
 	return true;

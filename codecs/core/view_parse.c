@@ -245,9 +245,10 @@ static void worker_job(void *arg)
 /* parse_piece of [s, s + len), which ends at a separator or at the end: the
  * same values, counts, lines and first error, on several threads when it
  * is large. */
-static int parse_parallel(struct piece *pc, const char *s, size_t len, struct mfs_err *err)
+static int parse_parallel(struct mfs_runtime *rt, struct piece *pc, const char *s, size_t len,
+			  struct mfs_err *err)
 {
-	unsigned workers = mfs_pool_size(), n = (unsigned)(len / PART_MIN);
+	unsigned workers = mfs_pool_size(rt), n = (unsigned)(len / PART_MIN);
 	if (n > PARTS_MAX)
 		n = PARTS_MAX;
 	if (workers < 2 || n < 2)
@@ -276,7 +277,7 @@ static int parse_parallel(struct piece *pc, const char *s, size_t len, struct mf
 		pthread_mutex_lock(&g->lock);
 		g->refs++;
 		pthread_mutex_unlock(&g->lock);
-		if (mfs_pool_submit(worker_job, g) < 0) {
+		if (mfs_pool_submit(rt, worker_job, g) < 0) {
 			pthread_mutex_lock(&g->lock);
 			g->refs--;
 			pthread_mutex_unlock(&g->lock);
@@ -338,8 +339,8 @@ static bool reserve(struct mfs_check *st, const struct mfs_tensor *t, uint64_t w
 	return true;
 }
 
-int mfs_values_check(const struct mfs_tensor *t, const char *text, size_t len,
-		     struct mfs_check *st, struct mfs_err *err)
+int mfs_values_check(struct mfs_runtime *rt, const struct mfs_tensor *t, const char *text,
+		     size_t len, struct mfs_check *st, struct mfs_err *err)
 {
 	/* Only values followed by a separator are complete. */
 	size_t end = len;
@@ -358,7 +359,7 @@ int mfs_values_check(const struct mfs_tensor *t, const char *text, size_t len,
 		return 0;
 	}
 	struct piece pc = {t, st->vals, t->nelem, st->count, st->lines, true};
-	int r = parse_parallel(&pc, text, end, err);
+	int r = parse_parallel(rt, &pc, text, end, err);
 	if (r < 0)
 		return r;
 	st->off += end;
@@ -367,8 +368,9 @@ int mfs_values_check(const struct mfs_tensor *t, const char *text, size_t len,
 	return 0;
 }
 
-int mfs_values_parse(const struct mfs_tensor *t, const struct mfs_content *c, uint8_t **vals,
-		     uint8_t **owned, struct mfs_err *err)
+int mfs_values_parse(struct mfs_runtime *rt, const struct mfs_tensor *t,
+		     const struct mfs_content *c, uint8_t **vals, uint8_t **owned,
+		     struct mfs_err *err)
 {
 	struct mfs_check *st = c->checked;
 	bool reuse = st && st->off && st->off <= c->size && st->dtype == t->dtype &&
@@ -394,7 +396,7 @@ int mfs_values_parse(const struct mfs_tensor *t, const struct mfs_content *c, ui
 		text = copy;
 	}
 	struct piece pc = {t, v, t->nelem, reuse ? st->count : 0, reuse ? st->lines : 0, false};
-	int r = len ? parse_parallel(&pc, text, len, err) : 0;
+	int r = len ? parse_parallel(rt, &pc, text, len, err) : 0;
 	free(copy);
 	if (r == 0 && pc.count != t->nelem)
 		r = count_error(err, t, pc.count, 0);

@@ -470,7 +470,7 @@ static int write_values(struct mfs_model *m, const struct mfs_tensor *t,
 	if (t->dtype == MFS_DT_CHAR8)
 		return write_string(m, t, c, p, err);
 	uint8_t *vals, *owned;
-	int r = mfs_values_parse(t, c, &vals, &owned, err);
+	int r = mfs_values_parse(m->rt, t, c, &vals, &owned, err);
 	if (r == 0)
 		r = submit_logical(m, t, vals, p, err);
 	free(owned);
@@ -581,7 +581,7 @@ static int write_npy(struct mfs_model *m, const struct mfs_tensor *t,
 	if (t->dtype == MFS_DT_CHAR8 && dt == MFS_DT_U8)
 		dt = MFS_DT_CHAR8;
 	/* The small floats' data.npy is float32: narrowed back below. */
-	bool narrow = dt == MFS_DT_F32 && mfs_dtype_info((enum mfs_dtype)t->dtype)->mini;
+	bool narrow = dt == MFS_DT_F32 && mfs_npy_widened(t);
 	if (narrow)
 		dt = (enum mfs_dtype)t->dtype;
 	const struct mfs_dtype_info *od = mfs_dtype_info((enum mfs_dtype)t->dtype);
@@ -749,7 +749,7 @@ static int check_fn(void *arg)
 	const struct mfs_tensor *t = mfs_node_tensor(c->m, c->id);
 	if (n->view == MFS_V_VALUES && t && t->dtype != MFS_DT_CHAR8 &&
 	    !(t->flags & MFS_TF_SPARSE))
-		return mfs_values_check(t, c->text, c->len, c->st, c->err);
+		return mfs_values_check(c->m->rt, t, c->text, c->len, c->st, c->err);
 	if (n->view != MFS_V_TEXT || c->st->off || c->len == 0 || c->text[c->len - 1] != '\n' ||
 	    memchr(c->text, '\n', c->len - 1) || memchr(n->u.text.s, '\n', n->u.text.len - 1))
 		return 0;

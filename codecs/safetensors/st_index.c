@@ -73,7 +73,10 @@ static int by_name(const void *a, const void *b)
 {
 	const struct entry *x = a, *y = b;
 	int r = memcmp(x->name, y->name, x->len < y->len ? x->len : y->len);
-	return r ? r : (x->len > y->len) - (x->len < y->len);
+	if (!r)
+		r = (x->len > y->len) - (x->len < y->len);
+	/* A name given twice: the first in the file first (qsort is not stable). */
+	return r ? r : (x->c > y->c) - (x->c < y->c);
 }
 
 /* weight_map's entries sorted by name, so that a name comes before the

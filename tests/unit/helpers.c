@@ -1,5 +1,6 @@
 /* Shared helpers for the unit tests (see helpers.h). */
 #include "helpers.h"
+#include "runtime.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -42,6 +43,26 @@ struct owned {
 };
 static struct owned *owned_list;
 
+/* One runtime for every model the helpers open, as fs/ has one per mount:
+ * views render ahead and keep text as they do in a mount. Stopped at exit. */
+static struct mfs_runtime *runtime;
+
+static void runtime_free(void)
+{
+	mfs_runtime_free(runtime);
+}
+
+struct mfs_runtime *truntime(void)
+{
+	if (!runtime) {
+		struct mfs_err err = {0};
+		if (mfs_runtime_new(&runtime, NULL, &err) < 0)
+			fail_msg("runtime: %s", err.msg);
+		atexit(runtime_free);
+	}
+	return runtime;
+}
+
 static int open_rel(const char *rel, struct mfs_model **out, struct mfs_err *err)
 {
 	size_t len;
@@ -65,6 +86,7 @@ static int open_rel(const char *rel, struct mfs_model **out, struct mfs_err *err
 		free(side);
 		return r;
 	}
+	mfs_model_set_runtime(*out, truntime());
 	struct owned *o = malloc(sizeof(*o));
 	assert_non_null(o);
 	*o = (struct owned){*out, buf, side, owned_list};
@@ -112,6 +134,7 @@ struct mfs_model *topen_mem(const void *buf, size_t len, const char *name,
 		free(s);
 		fail_msg("open %s from memory: %s (%d)", name, err.msg, r);
 	}
+	mfs_model_set_runtime(m, truntime());
 	struct owned *o = malloc(sizeof(*o));
 	assert_non_null(o);
 	*o = (struct owned){m, b, s, owned_list};

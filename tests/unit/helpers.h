@@ -28,6 +28,9 @@ int topen_fail(const char *rel, struct mfs_err *err);
 struct mfs_model *topen_mem(const void *buf, size_t len, const char *name,
 			    const void *side, size_t side_len);
 void tclose(struct mfs_model *m);
+/* The runtime the helpers give every model they open (created on first use,
+ * stopped at exit). */
+struct mfs_runtime *truntime(void);
 
 /* Node at a path relative to the model directory; fails if absent. */
 mfs_id tnode(const struct mfs_model *m, const char *path);

@@ -15,6 +15,7 @@
 #include "bytes.h"
 #include "helpers.h"
 #include "numtext.h"
+#include "runtime.h"
 #include "view_impl.h"
 
 struct shape {
@@ -305,27 +306,30 @@ static void test_kept_text(void **state)
 		{MFS_DT_I32, MFS_ROW_MAJOR, 0, 2, {1000, 200}},  /* no measurer: rendered twice before */
 	};
 	struct mfs_err err = {0};
-	mfs_text_cache_idle(3600);  /* slow builds (TSan) must not see text dropped as idle */
+	struct mfs_runtime *rt;
+	assert_int_equal(mfs_runtime_new(&rt, NULL, &err), 0);
+	mfs_text_cache_idle(rt, 3600);  /* slow builds (TSan) must not see text dropped as idle */
 	for (size_t s = 0; s < sizeof(big) / sizeof(big[0]); s++) {
 		uint8_t *buf = NULL, *buf2 = NULL, *buf3 = NULL;
-		mfs_text_cache_set(0);  /* the reference: sized the two-pass way */
+		/* the reference: no runtime, sized the two-pass way */
 		struct mfs_model *a = open_shape(&big[s], "a", &buf);
 		mfs_id va = tnode(a, "t/values.txt");
 		uint64_t size_a;
 		assert_int_equal(mfs_view_size(a, va, &size_a, &err), 0);
-		assert_int_equal(mfs_text_cache_used(), 0);
+		assert_int_equal(mfs_text_cache_used(rt), 0);
 		size_t len;
 		char *text = read_all(a, va, &len);
 		assert_int_equal(size_a, len);
 		mfs_model_free(a);
 
-		mfs_text_cache_set(64u << 20);
+		mfs_text_cache_set(rt, 64u << 20);
 		struct mfs_model *b = open_shape(&big[s], "b", &buf);
+		mfs_model_set_runtime(b, rt);
 		mfs_id vb = tnode(b, "t/values.txt");
 		uint64_t size_b;
 		assert_int_equal(mfs_view_size(b, vb, &size_b, &err), 0);
 		assert_int_equal(size_b, len);
-		uint64_t kept = mfs_text_cache_used();
+		uint64_t kept = mfs_text_cache_used(rt);
 		if (kept < len || kept > len + len / 4)
 			fail_msg("shape %zu: %llu bytes kept for %zu bytes of text", s,
 				 (unsigned long long)kept, len);
@@ -342,18 +346,20 @@ static void test_kept_text(void **state)
 		assert_int_equal(len_b, len);
 		assert_memory_equal(again, text, len);
 		free(again);
-		assert_int_equal(mfs_text_cache_used(), 0);
+		assert_int_equal(mfs_text_cache_used(rt), 0);
 		mfs_model_free(b);
 		/* a second model's pass drops the first one's text to make room */
 		b = open_shape(&big[s], "b2", &buf);
+		mfs_model_set_runtime(b, rt);
 		vb = tnode(b, "t/values.txt");
 		assert_int_equal(mfs_view_size(b, vb, &size_b, &err), 0);
-		kept = mfs_text_cache_used();
-		mfs_text_cache_set(kept + kept / 2);
+		kept = mfs_text_cache_used(rt);
+		mfs_text_cache_set(rt, kept + kept / 2);
 		struct mfs_model *c = open_shape(&big[s], "c", &buf2);
+		mfs_model_set_runtime(c, rt);
 		uint64_t size_c;
 		assert_int_equal(mfs_view_size(c, tnode(c, "t/values.txt"), &size_c, &err), 0);
-		uint64_t kept_c = mfs_text_cache_used();
+		uint64_t kept_c = mfs_text_cache_used(rt);
 		if (!kept_c || kept_c > kept + kept / 4)
 			fail_msg("shape %zu: %llu bytes kept after the second pass, %llu before", s,
 				 (unsigned long long)kept_c, (unsigned long long)kept);
@@ -362,28 +368,30 @@ static void test_kept_text(void **state)
 		assert_int_equal(len_b, len);
 		assert_memory_equal(again, text, len);
 		free(again);
-		assert_int_equal(mfs_text_cache_used(), kept_c);
+		assert_int_equal(mfs_text_cache_used(rt), kept_c);
 		size_t len_c;
 		char *ctext = read_all(c, tnode(c, "t/values.txt"), &len_c);
 		if (len_c != size_c)
 			fail_msg("shape %zu: read %zu bytes of a view sized %llu", s, len_c,
 				 (unsigned long long)size_c);
 		free(ctext);
-		assert_int_equal(mfs_text_cache_used(), 0);
+		assert_int_equal(mfs_text_cache_used(rt), 0);
 		mfs_model_free(b);
 		mfs_model_free(c);
 		/* freeing a model frees its kept text */
-		mfs_text_cache_set(64u << 20);
+		mfs_text_cache_set(rt, 64u << 20);
 		b = open_shape(&big[s], "b3", &buf3);
+		mfs_model_set_runtime(b, rt);
 		assert_int_equal(mfs_view_size(b, tnode(b, "t/values.txt"), &size_b, &err), 0);
-		assert_true(mfs_text_cache_used() > 0);
+		assert_true(mfs_text_cache_used(rt) > 0);
 		mfs_model_free(b);
-		assert_int_equal(mfs_text_cache_used(), 0);
+		assert_int_equal(mfs_text_cache_used(rt), 0);
 		/* kept text handed over in place, front to back, in reads of any
 		 * size (a read that reaches a window's end frees it: a later read
 		 * that needs it renders it again); then nothing is kept any more,
 		 * and nothing more is handed over */
 		b = open_shape(&big[s], "b4", &buf);
+		mfs_model_set_runtime(b, rt);
 		vb = tnode(b, "t/values.txt");
 		assert_int_equal(mfs_view_size(b, vb, &size_b, &err), 0);
 		struct sent *got = calloc(1, sizeof(*got));
@@ -406,7 +414,7 @@ static void test_kept_text(void **state)
 			off += got->len;
 		}
 		assert_true(in_place > 0);
-		assert_int_equal(mfs_text_cache_used(), 0);
+		assert_int_equal(mfs_text_cache_used(rt), 0);
 		got->calls = 0;
 		assert_false(mfs_view_send_kept(b, vb, 0, 100, collect, got));
 		assert_false(mfs_view_send_kept(b, vb, len, 100, collect, got));
@@ -418,9 +426,7 @@ static void test_kept_text(void **state)
 		free(buf3);
 		free(text);
 	}
-	mfs_text_cache_set(0);
-	mfs_text_cache_stop();
-	mfs_text_cache_idle(20);
+	mfs_runtime_free(rt);
 }
 
 struct sizer {
@@ -445,8 +451,11 @@ static void test_concurrent_size(void **state)
 	(void)state;
 	static const struct shape sh = {MFS_DT_F32, MFS_ROW_MAJOR, 0, 2, {500, 1000}};
 	uint8_t *buf = NULL;
-	mfs_text_cache_set(64u << 20);
+	struct mfs_runtime *rt;
+	struct mfs_runtime_opts o = {.text_cache = 64u << 20};
+	assert_int_equal(mfs_runtime_new(&rt, &o, NULL), 0);
 	struct mfs_model *m = open_shape(&sh, "m", &buf);
+	mfs_model_set_runtime(m, rt);
 	struct sizer z[4];
 	pthread_t th[4];
 	for (int i = 0; i < 4; i++) {
@@ -459,13 +468,12 @@ static void test_concurrent_size(void **state)
 		assert_int_equal(z[i].r, 0);
 		assert_int_equal(z[i].size, z[0].size);
 	}
-	assert_true(mfs_text_cache_used() >= z[0].size);
-	assert_true(mfs_text_cache_used() <= z[0].size + z[0].size / 4);
+	assert_true(mfs_text_cache_used(rt) >= z[0].size);
+	assert_true(mfs_text_cache_used(rt) <= z[0].size + z[0].size / 4);
 	mfs_model_free(m);
-	assert_int_equal(mfs_text_cache_used(), 0);
+	assert_int_equal(mfs_text_cache_used(rt), 0);
 	free(buf);
-	mfs_text_cache_set(0);
-	mfs_text_cache_stop();
+	mfs_runtime_free(rt);
 }
 
 /* Text nobody reads (a stat wanted the size only) is dropped once idle. */
@@ -474,25 +482,25 @@ static void test_idle_text(void **state)
 	(void)state;
 	static const struct shape sh = {MFS_DT_F64, MFS_ROW_MAJOR, 0, 1, {200000}};
 	uint8_t *buf = NULL;
-	mfs_text_cache_set(64u << 20);
-	mfs_text_cache_idle(1);
+	struct mfs_runtime *rt;
+	struct mfs_runtime_opts o = {.text_cache = 64u << 20, .idle_s = 1};
+	assert_int_equal(mfs_runtime_new(&rt, &o, NULL), 0);
 	struct mfs_model *m = open_shape(&sh, "m", &buf);
+	mfs_model_set_runtime(m, rt);
 	mfs_id v = tnode(m, "t/values.txt");
 	uint64_t size;
 	struct mfs_err err = {0};
 	assert_int_equal(mfs_view_size(m, v, &size, &err), 0);
-	assert_true(mfs_text_cache_used() >= size);
-	for (int i = 0; i < 100 && mfs_text_cache_used(); i++)
+	assert_true(mfs_text_cache_used(rt) >= size);
+	for (int i = 0; i < 100 && mfs_text_cache_used(rt); i++)
 		usleep(100 * 1000);
-	assert_int_equal(mfs_text_cache_used(), 0);
+	assert_int_equal(mfs_text_cache_used(rt), 0);
 	/* and reads go on, rendered */
 	char piece[100];
 	assert_true(mfs_view_read(m, v, size / 2, sizeof(piece), piece, NULL, &err) > 0);
 	mfs_model_free(m);
 	free(buf);
-	mfs_text_cache_idle(20);
-	mfs_text_cache_set(0);
-	mfs_text_cache_stop();
+	mfs_runtime_free(rt);
 }
 
 int main(void)

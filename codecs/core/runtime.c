@@ -1,0 +1,51 @@
+/* Creating and stopping a runtime (runtime.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "model.h"
+#include "runtime_impl.h"
+
+/* The default budget: a sixteenth of the memory, at most 1 GiB. */
+static uint64_t default_budget(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+	uint64_t b = pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize / 16 : 0;
+	return b > (1ull << 30) ? 1ull << 30 : b;
+}
+
+int mfs_runtime_new(struct mfs_runtime **out, const struct mfs_runtime_opts *o,
+		    struct mfs_err *err)
+{
+	struct mfs_runtime *rt = calloc(1, sizeof(*rt));
+	if (!rt)
+		return mfs_error(err, ENOMEM, "out of memory");
+	pthread_mutex_init(&rt->workers.lock, NULL);
+	pthread_cond_init(&rt->workers.cond, NULL);
+	pthread_mutex_init(&rt->tc.lock, NULL);
+	pthread_cond_init(&rt->tc.kept_cond, NULL);
+	uint64_t budget = o ? o->text_cache : MFS_TEXT_CACHE_DEFAULT;
+	atomic_init(&rt->tc.budget, budget == MFS_TEXT_CACHE_DEFAULT ? default_budget() : budget);
+	atomic_init(&rt->tc.idle_s, o && o->idle_s ? o->idle_s : 20);
+	atomic_init(&rt->tc.kept_bytes, 0);
+	*out = rt;
+	return 0;
+}
+
+void mfs_runtime_free(struct mfs_runtime *rt)
+{
+	if (!rt)
+		return;
+	mfs_workers_stop(&rt->workers);
+	mfs_text_cache_stop(&rt->tc);
+	pthread_mutex_destroy(&rt->workers.lock);
+	pthread_cond_destroy(&rt->workers.cond);
+	pthread_mutex_destroy(&rt->tc.lock);
+	pthread_cond_destroy(&rt->tc.kept_cond);
+	free(rt);
+}
+
+void mfs_model_set_runtime(struct mfs_model *m, struct mfs_runtime *rt)
+{
+	m->rt = rt;
+}
