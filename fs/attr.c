@@ -17,20 +17,21 @@
  * per request, the bulk of a listing's time. */
 #define DIR_BLKSIZE 4096
 
-/* Source-derived permission bits for what a model shows. */
+/* Source-derived permission bits for what a model shows (writable: the
+ * node takes writes and the mount is not read-only). */
 static mode_t file_mode(const struct stat *src, bool writable)
 {
 	mode_t m = src->st_mode & 0444;
-	if (writable && !fs.o.ro)
+	if (writable)
 		m |= src->st_mode & 0222;
 	return m;
 }
 
-static mode_t dir_mode(const struct stat *src)
+static mode_t dir_mode(const struct stat *src, bool ro)
 {
 	mode_t m = src->st_mode & 0777;
 	m |= (m & 0444) >> 2;  /* readable means searchable */
-	if (fs.o.ro)
+	if (ro)
 		m &= ~(mode_t)0222;
 	return m;
 }
@@ -41,9 +42,10 @@ static mode_t dir_mode(const struct stat *src)
  * "not counted" (as find and fts read it); its size is the file's. */
 static int attr_model(struct inode *i, struct stat *st)
 {
-	pthread_mutex_lock(&fs.lock);
+	struct fsstate *fs = i->fs;
+	pthread_mutex_lock(&fs->lock);
 	bool stale = i->stale;
-	pthread_mutex_unlock(&fs.lock);
+	pthread_mutex_unlock(&fs->lock);
 	if (stale)
 		return -ESTALE;  /* it turned into a plain file: look it up again */
 	if (!i->fm)
@@ -52,7 +54,7 @@ static int attr_model(struct inode *i, struct stat *st)
 	pthread_mutex_lock(&i->fm->lock);
 	src = i->fm->st;
 	pthread_mutex_unlock(&i->fm->lock);
-	st->st_mode = S_IFDIR | dir_mode(&src);
+	st->st_mode = S_IFDIR | dir_mode(&src, fs->o.ro);
 	st->st_nlink = 1;
 	st->st_size = src.st_size;
 	st->st_uid = src.st_uid;
@@ -65,6 +67,7 @@ static int attr_model(struct inode *i, struct stat *st)
 int attr_node(struct inode *i, struct mref *r, mfs_id id, const struct stat *src,
 	      struct stat *st)
 {
+	struct fsstate *fs = i->fs;
 	memset(st, 0, sizeof(*st));
 	st->st_ino = i->ino;
 	st->st_blksize = DIR_BLKSIZE;
@@ -74,7 +77,7 @@ int attr_node(struct inode *i, struct mref *r, mfs_id id, const struct stat *src
 	st->st_dev = src->st_dev;
 	st->st_mtim = st->st_ctim = st->st_atim = inode_mtime(i);
 	if (n->kind == MFS_K_DIR) {
-		st->st_mode = S_IFDIR | dir_mode(src);
+		st->st_mode = S_IFDIR | dir_mode(src, fs->o.ro);
 		st->st_nlink = 2 + n->ndirs;
 		st->st_size = n->nchild;
 	} else if (n->kind == MFS_K_LINK) {
@@ -84,7 +87,7 @@ int attr_node(struct inode *i, struct mref *r, mfs_id id, const struct stat *src
 		st->st_nlink = 1;
 		st->st_size = l > 0 ? l : 0;
 	} else {
-		st->st_mode = S_IFREG | file_mode(src, n->flags & MFS_NF_WRITABLE);
+		st->st_mode = S_IFREG | file_mode(src, (n->flags & MFS_NF_WRITABLE) && !fs->o.ro);
 		st->st_nlink = 1;
 		/* The size cat, Python and others read by: text views are read
 		 * past the page cache, one round trip per read, and a request can
@@ -111,16 +114,18 @@ int attr_node(struct inode *i, struct mref *r, mfs_id id, const struct stat *src
 
 void attr_source(struct inode *i, const struct stat *in, struct stat *st)
 {
+	struct fsstate *fs = i->fs;
 	*st = *in;
-	if (fs.o.ro)
+	if (fs->o.ro)
 		st->st_mode &= ~(mode_t)0222;
 	st->st_ino = i->ino;
 }
 
 int attr_of(struct inode *i, struct stat *st, double *timeout)
 {
+	struct fsstate *fs = i->fs;
 	memset(st, 0, sizeof(*st));
-	*timeout = fs.o.timeout;
+	*timeout = fs->o.timeout;
 	st->st_ino = i->ino;
 	st->st_blksize = DIR_BLKSIZE;
 	switch (i->kind) {
@@ -129,7 +134,7 @@ int attr_of(struct inode *i, struct stat *st, double *timeout)
 	case I_SLINK: {
 		struct stat s;
 		int r = i->parent ? fstatat(dir_fd(i->parent), i->name, &s, AT_SYMLINK_NOFOLLOW)
-				  : fstat(fs.root_fd, &s);
+				  : fstat(fs->root_fd, &s);
 		if (r < 0)
 			return -errno;
 		attr_source(i, &s, st);
@@ -138,8 +143,8 @@ int attr_of(struct inode *i, struct stat *st, double *timeout)
 	case I_META:
 		st->st_mode = S_IFDIR | 0555;
 		st->st_nlink = 2;
-		st->st_uid = fs.uid;
-		st->st_gid = fs.gid;
+		st->st_uid = fs->uid;
+		st->st_gid = fs->gid;
 		return 0;
 	case I_ERRORS: {
 		size_t len;
@@ -148,8 +153,8 @@ int attr_of(struct inode *i, struct stat *st, double *timeout)
 		st->st_mode = S_IFREG | 0444;
 		st->st_nlink = 1;
 		st->st_size = (off_t)len;
-		st->st_uid = fs.uid;
-		st->st_gid = fs.gid;
+		st->st_uid = fs->uid;
+		st->st_gid = fs->gid;
 		*timeout = 0;
 		return 0;
 	}
@@ -187,15 +192,16 @@ int attr_of(struct inode *i, struct stat *st, double *timeout)
 int entry_node(struct inode *i, struct mref *r, mfs_id id, const struct stat *src,
 	       struct fuse_entry_param *e)
 {
+	struct fsstate *fs = i->fs;
 	memset(e, 0, sizeof(*e));
 	e->ino = i->ino;
-	e->entry_timeout = fs.o.timeout;
+	e->entry_timeout = fs->o.timeout;
 	if (r->m->nodes[id].kind == MFS_K_FILE && !mfs_view_size_cheap(r->m, id)) {
 		/* A large text view: its exact size costs a full render, so it
 		 * is given when asked for (getattr), not on lookup. Mode and
 		 * owner still matter for permission checks. */
 		e->attr.st_ino = i->ino;
-		e->attr.st_mode = S_IFREG | file_mode(src, r->m->nodes[id].flags & MFS_NF_WRITABLE);
+		e->attr.st_mode = S_IFREG | file_mode(src, (r->m->nodes[id].flags & MFS_NF_WRITABLE) && !fs->o.ro);
 		e->attr.st_uid = src->st_uid;
 		e->attr.st_gid = src->st_gid;
 		e->attr.st_nlink = 1;
@@ -203,12 +209,13 @@ int entry_node(struct inode *i, struct mref *r, mfs_id id, const struct stat *sr
 		e->attr_timeout = 0;
 		return 0;
 	}
-	e->attr_timeout = fs.o.timeout;
+	e->attr_timeout = fs->o.timeout;
 	return attr_node(i, r, id, src, &e->attr);
 }
 
 int entry_of(struct inode *i, struct fuse_entry_param *e)
 {
+	struct fsstate *fs = i->fs;
 	memset(e, 0, sizeof(*e));
 	if (is_vnode(i)) {
 		struct mfs_err err = {0};
@@ -233,6 +240,6 @@ int entry_of(struct inode *i, struct fuse_entry_param *e)
 		return r;
 	e->ino = i->ino;
 	e->attr_timeout = t;
-	e->entry_timeout = i->kind == I_SCRATCH ? 0 : fs.o.timeout;
+	e->entry_timeout = i->kind == I_SCRATCH ? 0 : fs->o.timeout;
 	return 0;
 }

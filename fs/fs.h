@@ -2,7 +2,7 @@
  * kind of inode refers to. Only fs/ includes libfuse; nothing here knows a
  * format (models are opaque mfs_model trees from codecs/).
  *
- * Locking order: an inode's lock, then the table lock (fs.lock), then a
+ * Locking order: an inode's lock, then the table lock (fs->lock), then a
  * model's lock; an inode's rlock is taken last and alone. A model's commit
  * mutex comes before all of them. No lock is held while replying to the
  * kernel, except a model's read lock around replies that splice its source.
@@ -59,14 +59,15 @@ struct listing;         /* a directory listing (ops_dir.c) */
 
 struct inode {
 	fuse_ino_t ino;
+	struct fsstate *fs;       /* the mount it belongs to */
 	struct inode *parent;     /* counted reference; NULL for the root */
 	char *name;               /* as shown in the mount */
 	enum ikind kind;
-	uint64_t nlookup;         /* the kernel's references (fs.lock) */
-	uint64_t refs;            /* our own references (fs.lock) */
-	struct inode *hnext;      /* hash chain (fs.lock) */
-	struct inode *kids;       /* children known to the table (fs.lock) */
-	struct inode *sib_prev, *sib_next;  /* in the parent's kids (fs.lock) */
+	uint64_t nlookup;         /* the kernel's references (fs->lock) */
+	uint64_t refs;            /* our own references (fs->lock) */
+	struct inode *hnext;      /* hash chain (fs->lock) */
+	struct inode *kids;       /* children known to the table (fs->lock) */
+	struct inode *sib_prev, *sib_next;  /* in the parent's kids (fs->lock) */
 
 	pthread_mutex_t rlock;    /* guards gen, node and mtime (taken alone, briefly) */
 	uint64_t gen;             /* I_V*: model generation node was resolved in */
@@ -115,7 +116,12 @@ struct fsstate {
 	struct mfs_runtime *rt;   /* the models' workers and kept text */
 };
 
-extern struct fsstate fs;
+/* A mount's state, reached from a request (the session's userdata), from
+ * any of its inodes (i->fs), or passed to the threads it starts. */
+static inline struct fsstate *req_fs(fuse_req_t req)
+{
+	return fuse_req_userdata(req);
+}
 
 static inline bool is_vnode(const struct inode *i)
 {
@@ -125,7 +131,7 @@ static inline bool is_vnode(const struct inode *i)
 /* inode.c */
 struct timespec inode_mtime(struct inode *i);
 void inode_set_mtime(struct inode *i, struct timespec t);
-struct inode *inode_get(fuse_ino_t ino);                 /* +1 ref, or NULL */
+struct inode *inode_get(struct fsstate *fs, fuse_ino_t ino);  /* +1 ref, or NULL */
 void inode_ref(struct inode *i);                         /* +1 ref on one held */
 void inode_put(struct inode *i);
 /* Find or create the child (parent, name, kind); +1 ref. The class of the
@@ -143,8 +149,8 @@ void inode_forget(struct inode *i, uint64_t n);
 int inode_path(const struct inode *i, char *buf, size_t size);  /* relative to the mount */
 /* A SOURCE entry was renamed: i is now newname in np (numbers stay). */
 int inode_rename(struct inode *i, struct inode *np, const char *newname);
-void inode_table_init(void);
-void inode_insert_root(struct inode *root);
+int inode_table_init(struct fsstate *fs);
+void inode_insert_root(struct fsstate *fs, struct inode *root);
 /* Call fn on every inode of a model, or on every child of parent (under the
  * table lock: fn must not lock it; it costs what it visits). */
 void inode_foreach_model(struct fsmodel *fm, void (*fn)(struct inode *, void *), void *arg);
@@ -160,7 +166,7 @@ void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3
 void log_error(const struct inode *where, const char *name, int code, const char *msg);
 /* .modelfs/errors content snapshot (caller frees). */
 char *errors_snapshot(size_t *len);
-void log_init(void);
+void log_init(const struct fsopts *o);
 
 /* notify.c: kernel cache invalidation from a thread of its own. */
 void notify_inval_inode(fuse_ino_t ino);
@@ -168,11 +174,11 @@ void notify_inval_entry(fuse_ino_t parent, const char *name);
 /* The same, waiting until the kernel has dropped the entry (at most ms:
  * the kernel may wait for the caller's own request). */
 void notify_inval_entry_wait(fuse_ino_t parent, const char *name, int ms);
-int notify_start(void);
+int notify_start(struct fuse_session *se);
 void notify_stop(void);
 /* watch.c: source changes seen by inotify. */
-int watch_start(void);
+int watch_start(struct fsstate *fs);
 void watch_dir(struct inode *dir);
-void watch_stop(void);
+void watch_stop(struct fsstate *fs);
 
 #endif

@@ -43,42 +43,44 @@ void inode_set_mtime(struct inode *i, struct timespec t)
 	pthread_mutex_unlock(&i->rlock);
 }
 
-void inode_table_init(void)
+int inode_table_init(struct fsstate *fs)
 {
-	pthread_mutex_init(&fs.lock, NULL);
-	fs.nbuckets = 1 << 16;
-	fs.table = calloc(fs.nbuckets, sizeof(*fs.table));
+	pthread_mutex_init(&fs->lock, NULL);
+	fs->nbuckets = 1 << 16;
+	fs->table = calloc(fs->nbuckets, sizeof(*fs->table));
+	return fs->table ? 0 : -ENOMEM;
 }
 
-static size_t bucket(fuse_ino_t ino)
+static size_t bucket(const struct fsstate *fs, fuse_ino_t ino)
 {
-	return (size_t)(mfs_hash64(&ino, sizeof(ino), 0) & (fs.nbuckets - 1));
+	return (size_t)(mfs_hash64(&ino, sizeof(ino), 0) & (fs->nbuckets - 1));
 }
 
-void inode_insert_root(struct inode *root)
+void inode_insert_root(struct fsstate *fs, struct inode *root)
 {
-	size_t b = bucket(root->ino);
-	root->hnext = fs.table[b];
-	fs.table[b] = root;
-	fs.ninodes++;
+	root->fs = fs;
+	size_t b = bucket(fs, root->ino);
+	root->hnext = fs->table[b];
+	fs->table[b] = root;
+	fs->ninodes++;
 }
 
-static struct inode *find_locked(fuse_ino_t ino)
+static struct inode *find_locked(const struct fsstate *fs, fuse_ino_t ino)
 {
-	for (struct inode *i = fs.table[bucket(ino)]; i; i = i->hnext)
+	for (struct inode *i = fs->table[bucket(fs, ino)]; i; i = i->hnext)
 		if (i->ino == ino)
 			return i;
 	return NULL;
 }
 
-static void grow_locked(void)
+static void grow_locked(struct fsstate *fs)
 {
-	size_t nb = fs.nbuckets * 2;
+	size_t nb = fs->nbuckets * 2;
 	struct inode **t = calloc(nb, sizeof(*t));
 	if (!t)
 		return;  /* longer chains, still correct */
-	for (size_t b = 0; b < fs.nbuckets; b++) {
-		struct inode *i = fs.table[b];
+	for (size_t b = 0; b < fs->nbuckets; b++) {
+		struct inode *i = fs->table[b];
 		while (i) {
 			struct inode *n = i->hnext;
 			size_t nbk = (size_t)(mfs_hash64(&i->ino, sizeof(i->ino), 0) & (nb - 1));
@@ -87,26 +89,27 @@ static void grow_locked(void)
 			i = n;
 		}
 	}
-	free(fs.table);
-	fs.table = t;
-	fs.nbuckets = nb;
+	free(fs->table);
+	fs->table = t;
+	fs->nbuckets = nb;
 }
 
-struct inode *inode_get(fuse_ino_t ino)
+struct inode *inode_get(struct fsstate *fs, fuse_ino_t ino)
 {
-	pthread_mutex_lock(&fs.lock);
-	struct inode *i = find_locked(ino);
+	pthread_mutex_lock(&fs->lock);
+	struct inode *i = find_locked(fs, ino);
 	if (i)
 		i->refs++;
-	pthread_mutex_unlock(&fs.lock);
+	pthread_mutex_unlock(&fs->lock);
 	return i;
 }
 
 void inode_ref(struct inode *i)
 {
-	pthread_mutex_lock(&fs.lock);
+	struct fsstate *fs = i->fs;
+	pthread_mutex_lock(&fs->lock);
 	i->refs++;
-	pthread_mutex_unlock(&fs.lock);
+	pthread_mutex_unlock(&fs->lock);
 }
 
 static void free_inode(struct inode *i)
@@ -114,7 +117,7 @@ static void free_inode(struct inode *i)
 	if (i->fd >= 0)
 		close(i->fd);
 	fsmodel_inode_gone(i);
-	scratch_free(i->scr);
+	scratch_free(i->fs, i->scr);
 	listing_put(i->snap);
 	pthread_mutex_destroy(&i->lock);
 	pthread_mutex_destroy(&i->rlock);
@@ -126,13 +129,14 @@ static void free_inode(struct inode *i)
  * to release next (its reference from this child), or NULL. */
 static struct inode *maybe_free_locked(struct inode *i)
 {
-	if (i->refs || i->nlookup || i == fs.root)
+	struct fsstate *fs = i->fs;
+	if (i->refs || i->nlookup || i == fs->root)
 		return NULL;
-	struct inode **p = &fs.table[bucket(i->ino)];
+	struct inode **p = &fs->table[bucket(fs, i->ino)];
 	while (*p != i)
 		p = &(*p)->hnext;
 	*p = i->hnext;
-	fs.ninodes--;
+	fs->ninodes--;
 	if (i->parent) {
 		if (i->sib_prev)
 			i->sib_prev->sib_next = i->sib_next;
@@ -147,10 +151,11 @@ static struct inode *maybe_free_locked(struct inode *i)
 void inode_put(struct inode *i)
 {
 	while (i) {
-		pthread_mutex_lock(&fs.lock);
+		struct fsstate *fs = i->fs;
+		pthread_mutex_lock(&fs->lock);
 		i->refs--;
 		struct inode *dead = maybe_free_locked(i);
-		pthread_mutex_unlock(&fs.lock);
+		pthread_mutex_unlock(&fs->lock);
 		if (!dead)
 			return;
 		struct inode *parent = dead->parent;
@@ -161,25 +166,28 @@ void inode_put(struct inode *i)
 
 void inode_lookup_ref(struct inode *i)
 {
-	pthread_mutex_lock(&fs.lock);
+	struct fsstate *fs = i->fs;
+	pthread_mutex_lock(&fs->lock);
 	i->nlookup++;
-	pthread_mutex_unlock(&fs.lock);
+	pthread_mutex_unlock(&fs->lock);
 }
 
 void inode_lookup_put(struct inode *i)
 {
-	pthread_mutex_lock(&fs.lock);
+	struct fsstate *fs = i->fs;
+	pthread_mutex_lock(&fs->lock);
 	i->nlookup++;
 	i->refs--;  /* never the last: the kernel's reference keeps it */
-	pthread_mutex_unlock(&fs.lock);
+	pthread_mutex_unlock(&fs->lock);
 }
 
 void inode_forget(struct inode *i, uint64_t n)
 {
-	pthread_mutex_lock(&fs.lock);
+	struct fsstate *fs = i->fs;
+	pthread_mutex_lock(&fs->lock);
 	i->nlookup = n > i->nlookup ? 0 : i->nlookup - n;
 	i->refs++;  /* held by us until inode_put below */
-	pthread_mutex_unlock(&fs.lock);
+	pthread_mutex_unlock(&fs->lock);
 	inode_put(i);
 }
 
@@ -192,12 +200,13 @@ fuse_ino_t inode_number(const struct inode *parent, const char *name, enum ikind
 
 struct inode *inode_child(struct inode *parent, const char *name, enum ikind kind)
 {
-	pthread_mutex_lock(&fs.lock);
+	struct fsstate *fs = parent->fs;
+	pthread_mutex_lock(&fs->lock);
 	/* Probe from the hash: the same key finds its entry; a collision with
 	 * another key moves on. */
 	fuse_ino_t ino = inode_number(parent, name, kind);
 	for (;;) {
-		struct inode *i = find_locked(ino);
+		struct inode *i = find_locked(fs, ino);
 		if (!i)
 			break;
 		if (i->parent == parent && kind_class(i->kind) == kind_class(kind) &&
@@ -210,7 +219,7 @@ struct inode *inode_child(struct inode *parent, const char *name, enum ikind kin
 				continue;
 			}
 			i->refs++;
-			pthread_mutex_unlock(&fs.lock);
+			pthread_mutex_unlock(&fs->lock);
 			return i;
 		}
 		ino++;
@@ -220,12 +229,13 @@ struct inode *inode_child(struct inode *parent, const char *name, enum ikind kin
 	struct inode *i = calloc(1, sizeof(*i));
 	char *nm = strdup(name);
 	if (!i || !nm) {
-		pthread_mutex_unlock(&fs.lock);
+		pthread_mutex_unlock(&fs->lock);
 		free(i);
 		free(nm);
 		return NULL;
 	}
 	i->ino = ino;
+	i->fs = fs;
 	i->parent = parent;
 	parent->refs++;
 	i->name = nm;
@@ -235,25 +245,26 @@ struct inode *inode_child(struct inode *parent, const char *name, enum ikind kin
 	i->node = MFS_NONE;
 	pthread_mutex_init(&i->lock, NULL);
 	pthread_mutex_init(&i->rlock, NULL);
-	size_t b = bucket(ino);
-	i->hnext = fs.table[b];
-	fs.table[b] = i;
+	size_t b = bucket(fs, ino);
+	i->hnext = fs->table[b];
+	fs->table[b] = i;
 	i->sib_next = parent->kids;
 	if (parent->kids)
 		parent->kids->sib_prev = i;
 	parent->kids = i;
-	if (++fs.ninodes > fs.nbuckets)
-		grow_locked();
-	pthread_mutex_unlock(&fs.lock);
+	if (++fs->ninodes > fs->nbuckets)
+		grow_locked(fs);
+	pthread_mutex_unlock(&fs->lock);
 	return i;
 }
 
 struct inode *inode_find_child(struct inode *parent, const char *name, enum ikind kind)
 {
-	pthread_mutex_lock(&fs.lock);
+	struct fsstate *fs = parent->fs;
+	pthread_mutex_lock(&fs->lock);
 	struct inode *hit = NULL;
 	for (fuse_ino_t ino = inode_number(parent, name, kind);; ino++) {
-		struct inode *i = find_locked(ino);
+		struct inode *i = find_locked(fs, ino);
 		if (!i)
 			break;
 		if (i->parent == parent && i->kind == kind && !i->stale && strcmp(i->name, name) == 0) {
@@ -262,7 +273,7 @@ struct inode *inode_find_child(struct inode *parent, const char *name, enum ikin
 			break;
 		}
 	}
-	pthread_mutex_unlock(&fs.lock);
+	pthread_mutex_unlock(&fs->lock);
 	return hit;
 }
 
@@ -290,7 +301,8 @@ int inode_rename(struct inode *i, struct inode *np, const char *newname)
 	char *nm = strdup(newname);
 	if (!nm)
 		return -ENOMEM;
-	pthread_mutex_lock(&fs.lock);
+	struct fsstate *fs = i->fs;
+	pthread_mutex_lock(&fs->lock);
 	free(i->name);
 	i->name = nm;
 	struct inode *old = i->parent;
@@ -311,13 +323,13 @@ int inode_rename(struct inode *i, struct inode *np, const char *newname)
 	} else {
 		old = NULL;
 	}
-	pthread_mutex_unlock(&fs.lock);
+	pthread_mutex_unlock(&fs->lock);
 	if (old)
 		inode_put(old);  /* the child's reference on its former parent */
 	return 0;
 }
 
-/* Depth first through the kids lists. Caller holds fs.lock. */
+/* Depth first through the kids lists. Caller holds fs->lock. */
 static void visit(struct inode *dir, void (*fn)(struct inode *, void *), void *arg)
 {
 	for (struct inode *k = dir->kids; k; k = k->sib_next) {
@@ -329,18 +341,20 @@ static void visit(struct inode *dir, void (*fn)(struct inode *, void *), void *a
 
 void inode_foreach_model(struct fsmodel *fm, void (*fn)(struct inode *, void *), void *arg)
 {
-	pthread_mutex_lock(&fs.lock);
 	/* A model's inodes are its I_MODEL inode and the ones below it. */
 	struct inode *mi = fm->inode;
+	struct fsstate *fs = mi->fs;
+	pthread_mutex_lock(&fs->lock);
 	fn(mi, arg);
 	visit(mi, fn, arg);
-	pthread_mutex_unlock(&fs.lock);
+	pthread_mutex_unlock(&fs->lock);
 }
 
 void inode_foreach_in(struct inode *parent, void (*fn)(struct inode *, void *), void *arg)
 {
-	pthread_mutex_lock(&fs.lock);
+	struct fsstate *fs = parent->fs;
+	pthread_mutex_lock(&fs->lock);
 	for (struct inode *k = parent->kids; k; k = k->sib_next)
 		fn(k, arg);
-	pthread_mutex_unlock(&fs.lock);
+	pthread_mutex_unlock(&fs->lock);
 }

@@ -17,23 +17,26 @@
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static FILE *logf;
+static bool foreground, debug;  /* the mount's -f and -d */
 static char *lines[ERRORS_MAX_LINES];
 static size_t first, count;
 
-void log_init(void)
+void log_init(const struct fsopts *o)
 {
-	if (fs.o.log_path) {
-		logf = fopen(fs.o.log_path, "ae");
+	foreground = o->foreground;
+	debug = o->debug;
+	if (o->log_path) {
+		logf = fopen(o->log_path, "ae");
 		if (logf)
 			setvbuf(logf, NULL, _IOLBF, 0);
 	}
-	if (!logf && !fs.o.foreground)
+	if (!logf && !foreground)
 		openlog("modelfs", LOG_PID, LOG_DAEMON);
 }
 
 void log_msg(int level, const char *fmt, ...)
 {
-	if (level == LOG_DEBUG && !fs.o.debug)
+	if (level == LOG_DEBUG && !debug)
 		return;
 	char buf[1024];
 	va_list ap;
@@ -43,7 +46,7 @@ void log_msg(int level, const char *fmt, ...)
 	pthread_mutex_lock(&lock);
 	if (logf)
 		fprintf(logf, "modelfs: %s\n", buf);
-	else if (fs.o.foreground)
+	else if (foreground)
 		fprintf(stderr, "modelfs: %s\n", buf);
 	else
 		syslog(level, "%s", buf);

@@ -24,7 +24,6 @@
 #include "view.h"
 #include "warm.h"
 
-struct fsstate fs;
 
 /* The --help text: every option, with its default in brackets. Kept in
  * step with the option tables below and with the man page (fs/modelfs.1). */
@@ -82,13 +81,14 @@ static const char usage[] =
 
 enum { KEY_HELP, KEY_VERSION, KEY_RO, KEY_RW, KEY_ALLOW_OTHER, KEY_IGNORE };
 
+/* What the command line says beyond struct fsopts. */
 struct cli {
+	struct fsopts *o;             /* -o ro, rw and allow_other land here */
 	char *source;
 	char *max_buffer, *max_scratch, *text_cache, *progress;
 	int help, version;
 	int has_fsname, has_subtype;  /* given by the user: ours are not added */
 };
-static struct cli cli;
 
 #define OPT(t, p) {t, offsetof(struct fsopts, p), 1}
 static const struct fuse_opt fs_opts[] = {
@@ -144,31 +144,31 @@ static bool ignored_mount_opt(const char *arg)
 
 static int cli_proc(void *data, const char *arg, int key, struct fuse_args *out)
 {
-	(void)data;
+	struct cli *cli = data;
 	(void)out;
 	switch (key) {
 	case FUSE_OPT_KEY_NONOPT:
-		if (!cli.source) {
-			cli.source = strdup(arg);
+		if (!cli->source) {
+			cli->source = strdup(arg);
 			return 0;  /* ours: SOURCE */
 		}
 		return 1;  /* MOUNTPOINT: libfuse's */
 	case FUSE_OPT_KEY_OPT:
 		return ignored_mount_opt(arg) ? 0 : 1;
 	case KEY_HELP:
-		cli.help = 1;
+		cli->help = 1;
 		return 0;
 	case KEY_VERSION:
-		cli.version = 1;
+		cli->version = 1;
 		return 0;
 	case KEY_RO:
-		fs.o.ro = 1;
+		cli->o->ro = 1;
 		return 1;  /* the kernel enforces it too */
 	case KEY_RW:
-		fs.o.ro = 0;  /* the last of ro and rw wins, as in mount(8) */
+		cli->o->ro = 0;  /* the last of ro and rw wins, as in mount(8) */
 		return 1;
 	case KEY_ALLOW_OTHER:
-		fs.o.allow_other = 1;
+		cli->o->allow_other = 1;
 		return 1;
 	case KEY_IGNORE:
 		return 0;
@@ -239,8 +239,8 @@ static void recover_tree(int dfd, int depth, bool root_only)
 
 static void *recover_thread(void *arg)
 {
-	(void)arg;
-	int fd = openat(fs.root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct fsstate *fs = arg;
+	int fd = openat(fs->root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd >= 0) {
 		recover_tree(fd, 0, false);
 		close(fd);
@@ -290,91 +290,93 @@ static const struct fuse_lowlevel_ops ops = {
 	.removexattr = op_removexattr,
 };
 
-/* Parses the options into fs.o: 0 to go on, else the exit status plus one
+/* Parses the options into fs->o: 0 to go on, else the exit status plus one
  * (1 for --help/--version, 2 for a failure, 3 for a usage error). */
-static int parse_options(struct fuse_args *a, struct fuse_cmdline_opts *co)
+static int parse_options(struct fsstate *fs, struct cli *cli, struct fuse_args *a,
+			 struct fuse_cmdline_opts *co)
 {
-	fs.o.timeout = 86400.0;
-	fs.o.max_buffer = 1ull << 30;
-	fs.o.max_scratch = 256ull << 20;
-	fs.o.progress = 1ull << 30;
-	fs.o.text_cache = MFS_TEXT_CACHE_DEFAULT;
-	if (fuse_opt_parse(a, &cli, cli_opts, cli_proc) < 0 ||
-	    fuse_opt_parse(a, &fs.o, fs_opts, NULL) < 0)
+	cli->o = &fs->o;
+	fs->o.timeout = 86400.0;
+	fs->o.max_buffer = 1ull << 30;
+	fs->o.max_scratch = 256ull << 20;
+	fs->o.progress = 1ull << 30;
+	fs->o.text_cache = MFS_TEXT_CACHE_DEFAULT;
+	if (fuse_opt_parse(a, cli, cli_opts, cli_proc) < 0 ||
+	    fuse_opt_parse(a, &fs->o, fs_opts, NULL) < 0)
 		return 3;
-	if (cli.help) {
+	if (cli->help) {
 		fputs(usage, stdout);
 		putchar('\n');
 		cli_usage(stdout);
 		return 1;
 	}
-	if (cli.version) {
+	if (cli->version) {
 		printf("modelfs %s (libfuse %s)\n", MODELFS_VERSION, fuse_pkgversion());
 		return 1;
 	}
-	if ((cli.max_buffer && parse_size(cli.max_buffer, &fs.o.max_buffer) < 0) ||
-	    (cli.max_scratch && parse_size(cli.max_scratch, &fs.o.max_scratch) < 0) ||
-	    (cli.progress && parse_size(cli.progress, &fs.o.progress) < 0)) {
+	if ((cli->max_buffer && parse_size(cli->max_buffer, &fs->o.max_buffer) < 0) ||
+	    (cli->max_scratch && parse_size(cli->max_scratch, &fs->o.max_scratch) < 0) ||
+	    (cli->progress && parse_size(cli->progress, &fs->o.progress) < 0)) {
 		fprintf(stderr, "modelfs: bad size in -o max_buffer/max_scratch/progress\n");
 		return 3;
 	}
-	if (cli.text_cache) {
-		if (parse_size(cli.text_cache, &fs.o.text_cache) < 0) {
+	if (cli->text_cache) {
+		if (parse_size(cli->text_cache, &fs->o.text_cache) < 0) {
 			fprintf(stderr, "modelfs: bad size in -o text_cache\n");
 			return 3;
 		}
 	}
 	if (fuse_parse_cmdline(a, co) != 0)
 		return 3;
-	if (!cli.source || !co->mountpoint) {
+	if (!cli->source || !co->mountpoint) {
 		fputs(usage, stderr);
 		return 3;
 	}
-	fs.o.foreground = co->foreground;
-	fs.o.debug = co->debug;
-	fs.o.singlethread = co->singlethread;
-	fs.o.mountpoint = co->mountpoint;
+	fs->o.foreground = co->foreground;
+	fs->o.debug = co->debug;
+	fs->o.singlethread = co->singlethread;
+	fs->o.mountpoint = co->mountpoint;
 	return 0;
 }
 
 /* Opens SOURCE; -1 (with a message on stderr) when it cannot. */
-static int open_source(void)
+static int open_source(struct fsstate *fs, const struct cli *cli)
 {
-	fs.o.source = realpath(cli.source, NULL);
-	if (!fs.o.source) {
-		fprintf(stderr, "modelfs: %s: %s\n", cli.source, strerror(errno));
+	fs->o.source = realpath(cli->source, NULL);
+	if (!fs->o.source) {
+		fprintf(stderr, "modelfs: %s: %s\n", cli->source, strerror(errno));
 		return -1;
 	}
-	fs.root_fd = open(fs.o.source, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (fs.root_fd < 0) {
-		fprintf(stderr, "modelfs: %s: %s\n", fs.o.source, strerror(errno));
+	fs->root_fd = open(fs->o.source, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fs->root_fd < 0) {
+		fprintf(stderr, "modelfs: %s: %s\n", fs->o.source, strerror(errno));
 		return -1;
 	}
-	int r = src_hide_mountpoint(fs.o.source, fs.o.mountpoint);
+	int r = src_hide_mountpoint(fs->o.source, fs->o.mountpoint);
 	if (r < 0) {
-		fprintf(stderr, "modelfs: %s: %s\n", fs.o.mountpoint, strerror(-r));
+		fprintf(stderr, "modelfs: %s: %s\n", fs->o.mountpoint, strerror(-r));
 		return -1;
 	}
 	return 0;
 }
 
 /* The root inode, in the inode table; -1 when out of memory. */
-static int make_root(void)
+static int make_root(struct fsstate *fs)
 {
-	fs.root = calloc(1, sizeof(*fs.root));
-	if (!fs.root || !(fs.root->name = strdup(""))) {
+	fs->root = calloc(1, sizeof(*fs->root));
+	if (!fs->root || !(fs->root->name = strdup(""))) {
 		fprintf(stderr, "modelfs: out of memory\n");
 		return -1;
 	}
-	fs.root->ino = FUSE_ROOT_ID;
-	fs.root->kind = I_SDIR;
-	fs.root->fd = -1;
-	fs.root->refs = 1;
-	fs.root->nlookup = 1;
-	fs.root->node = MFS_NONE;
-	pthread_mutex_init(&fs.root->lock, NULL);
-	pthread_mutex_init(&fs.root->rlock, NULL);
-	inode_insert_root(fs.root);
+	fs->root->ino = FUSE_ROOT_ID;
+	fs->root->kind = I_SDIR;
+	fs->root->fd = -1;
+	fs->root->refs = 1;
+	fs->root->nlookup = 1;
+	fs->root->node = MFS_NONE;
+	pthread_mutex_init(&fs->root->lock, NULL);
+	pthread_mutex_init(&fs->root->rlock, NULL);
+	inode_insert_root(fs, fs->root);
 	return 0;
 }
 
@@ -383,13 +385,13 @@ static int make_root(void)
  * as for other file systems), fuse.modelfs as its type, unless the user
  * named them; other users only with the kernel checking permissions
  * (and we always ask it to). 0, or -1 when out of memory. */
-static int add_mount_names(struct fuse_args *a)
+static int add_mount_names(const struct fsstate *fs, const struct cli *cli, struct fuse_args *a)
 {
 	char fsname[PATH_MAX + 16];
-	snprintf(fsname, sizeof(fsname), "fsname=%s", fs.o.source);
+	snprintf(fsname, sizeof(fsname), "fsname=%s", fs->o.source);
 	char *mopts = NULL;
-	int oerr = cli.has_fsname ? 0 : fuse_opt_add_opt_escaped(&mopts, fsname);
-	if (!oerr && !cli.has_subtype)
+	int oerr = cli->has_fsname ? 0 : fuse_opt_add_opt_escaped(&mopts, fsname);
+	if (!oerr && !cli->has_subtype)
 		oerr = fuse_opt_add_opt(&mopts, "subtype=modelfs");
 	if (!oerr)
 		oerr = fuse_opt_add_opt(&mopts, "default_permissions");
@@ -400,23 +402,23 @@ static int add_mount_names(struct fuse_args *a)
 }
 
 /* Runs the session's loop until unmounted or signalled; libfuse's status. */
-static int serve(struct fuse_cmdline_opts *co)
+static int serve(struct fsstate *fs, struct fuse_cmdline_opts *co)
 {
 	/* libfuse's messages went to stderr until now (a bad option or mount
 	 * point is reported where the command was typed, also through
 	 * mount(8)); from here on they go to the log, as ours do. */
 	fuse_set_log_func(fuse_logger);
 	/* Threads start after daemonizing (fork keeps only the caller). */
-	notify_start();
-	if (watch_start() < 0)
+	notify_start(fs->se);
+	if (watch_start(fs) < 0)
 		log_msg(LOG_WARNING, "inotify unavailable: outside changes show after timeouts");
 	pthread_t rt;
-	if (!fs.o.ro && pthread_create(&rt, NULL, recover_thread, NULL) == 0)
+	if (!fs->o.ro && pthread_create(&rt, NULL, recover_thread, fs) == 0)
 		pthread_detach(rt);
-	log_msg(LOG_INFO, "mounted %s on %s", fs.o.source, co->mountpoint);
+	log_msg(LOG_INFO, "mounted %s on %s", fs->o.source, co->mountpoint);
 	int ret;
 	if (co->singlethread) {
-		ret = fuse_session_loop(fs.se);
+		ret = fuse_session_loop(fs->se);
 	} else {
 		struct fuse_loop_config *lc = fuse_loop_cfg_create();
 		if (!lc) {
@@ -429,11 +431,11 @@ static int serve(struct fuse_cmdline_opts *co)
 			fuse_loop_cfg_set_max_threads(lc, co->max_threads);
 		if (co->max_idle_threads != UINT_MAX)  /* -1, the default: libfuse's own */
 			fuse_loop_cfg_set_idle_threads(lc, co->max_idle_threads);
-		ret = fuse_session_loop_mt(fs.se, lc);
+		ret = fuse_session_loop_mt(fs->se, lc);
 		fuse_loop_cfg_destroy(lc);
 	}
 out:
-	watch_stop();
+	watch_stop(fs);
 	notify_stop();
 	/* Ended by a signal (SIGINT, SIGTERM, SIGHUP) is a clean unmount. */
 	if (ret == SIGINT || ret == SIGTERM || ret == SIGHUP || ret == -SIGINT ||
@@ -442,57 +444,67 @@ out:
 	return ret;
 }
 
-/* Parses the command line, mounts and serves until unmounted; the exit
- * status (0, 1 for a failure, 2 for a usage error). */
-static int mount_main(struct fuse_args *a, struct fuse_cmdline_opts *co)
+/* Everything the session needs before it starts: the log, the inode table
+ * and its root, the core's runtime, the mount's names, and the leftovers of
+ * cut-short commits in SOURCE's root rolled back. 0, or -1 with a message on
+ * stderr. */
+static int prepare(struct fsstate *fs, const struct cli *cli, struct fuse_args *a)
 {
-	fs.inotify_fd = -1;
-	int pr = parse_options(a, co);
-	if (pr)
-		return pr - 1;
-	if (open_source() < 0)
-		return 1;
-	fs.uid = getuid();
-	fs.gid = getgid();
+	fs->uid = getuid();
+	fs->gid = getgid();
 	caller_init();
 	raise_fd_limit();
-	log_init();
-	inode_table_init();
-	struct mfs_runtime_opts rto = {.text_cache = fs.o.text_cache};
+	log_init(&fs->o);
+	struct mfs_runtime_opts rto = {.text_cache = fs->o.text_cache};
 	struct mfs_err err = {0};
-	if (mfs_runtime_new(&fs.rt, &rto, &err) < 0) {
-		fprintf(stderr, "modelfs: %s\n", err.msg);
-		return 1;
+	if (inode_table_init(fs) < 0 || mfs_runtime_new(&fs->rt, &rto, &err) < 0) {
+		fprintf(stderr, "modelfs: out of memory\n");
+		return -1;
 	}
-	if (make_root() < 0 || add_mount_names(a) < 0)
-		return 1;
-	if (!fs.o.ro) {
-		int rfd = openat(fs.root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (make_root(fs) < 0 || add_mount_names(fs, cli, a) < 0)
+		return -1;
+	if (!fs->o.ro) {
+		int rfd = openat(fs->root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (rfd >= 0) {
 			recover_tree(rfd, 0, true);
 			close(rfd);
 		}
 	}
+	return 0;
+}
 
+/* Parses the command line, mounts and serves until unmounted; the exit
+ * status (0, 1 for a failure, 2 for a usage error). */
+static int mount_main(struct fsstate *fs, struct fuse_args *a, struct fuse_cmdline_opts *co)
+{
+	fs->inotify_fd = -1;
+	struct cli cli = {0};
+	int pr = parse_options(fs, &cli, a, co);
+	int ok = pr == 0 && open_source(fs, &cli) == 0 && prepare(fs, &cli, a) == 0;
+	free(cli.source);
+	if (!ok) {
+		mfs_runtime_free(fs->rt);
+		return pr ? pr - 1 : 1;
+	}
 	int ret = 1;
-	fs.se = fuse_session_new(a, &ops, sizeof(ops), NULL);
-	if (!fs.se)
+	fs->se = fuse_session_new(a, &ops, sizeof(ops), fs);
+	if (!fs->se)
 		goto out;
-	if (fuse_set_signal_handlers(fs.se) != 0)
+	if (fuse_set_signal_handlers(fs->se) != 0)
 		goto out_session;
-	if (fuse_session_mount(fs.se, co->mountpoint) != 0)
+	if (fuse_session_mount(fs->se, co->mountpoint) != 0)
 		goto out_signals;
 	if (fuse_daemonize(co->foreground) == 0)
-		ret = serve(co);
-	fuse_session_unmount(fs.se);
+		ret = serve(fs, co);
+	fuse_session_unmount(fs->se);
 out_signals:
-	fuse_remove_signal_handlers(fs.se);
+	fuse_remove_signal_handlers(fs->se);
 out_session:
-	fuse_session_destroy(fs.se);
+	fuse_session_destroy(fs->se);
 	warm_stop();
 out:
-	mfs_runtime_free(fs.rt);  /* no request comes any more */
-	fs.rt = NULL;
+	mfs_runtime_free(fs->rt);  /* no request comes any more */
+	fs->rt = NULL;
 	return ret ? 1 : 0;
 }
 
@@ -500,10 +512,16 @@ int main(int argc, char *argv[])
 {
 	if (argc > 1 && cli_is_command(argv[1]))
 		return cli_main(argc, argv);
+	/* The mount's state: every part reaches it through the session's
+	 * userdata, an inode's back pointer, or the arguments of the threads
+	 * it starts. It lives in this frame until the process exits (exit, not
+	 * return, keeps the frame: what the mount holds is never freed one
+	 * piece at a time, and stays reachable to the end). */
+	struct fsstate fs = {0};
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
 	struct fuse_cmdline_opts co = {0};
-	int ret = mount_main(&args, &co);
+	int ret = mount_main(&fs, &args, &co);
 	free(co.mountpoint);
 	fuse_opt_free_args(&args);
-	return ret;
+	exit(ret);
 }

@@ -33,7 +33,8 @@ void mref_put(struct mref *r)
 
 int dir_fd(struct inode *dir)
 {
-	return dir->parent ? dir->fd : fs.root_fd;
+	struct fsstate *fs = dir->fs;
+	return dir->parent ? dir->fd : fs->root_fd;
 }
 
 int dir_open(struct inode *dir)
@@ -90,8 +91,9 @@ static void report_failure(struct inode *dir, const char *name, const struct sta
 static struct mref *parse(struct inode *dir, const char *name, struct stat *st,
 			  struct stat *side, struct mfs_err *err)
 {
+	struct fsstate *fs = dir->fs;
 	int dfd = dir_fd(dir);
-	if (!fs.o.ro) {
+	if (!fs->o.ro) {
 		/* A commit cut short by a crash is rolled back before anyone
 		 * reads; a journal a commit holds is left to it. */
 		struct mfs_err rerr = {0};
@@ -109,7 +111,7 @@ static struct mref *parse(struct inode *dir, const char *name, struct stat *st,
 	int r = mfs_model_open(&m, dfd, name, NULL, err);
 	if (r < 0)
 		return NULL;
-	mfs_model_set_runtime(m, fs.rt);
+	mfs_model_set_runtime(m, fs->rt);
 	if (m->note[0] && m->more_notes) {
 		char msg[MFS_ERRMSG_MAX + 64];
 		snprintf(msg, sizeof(msg), "%s (and %u more)", m->note,
@@ -134,9 +136,10 @@ static struct mref *parse(struct inode *dir, const char *name, struct stat *st,
 
 static struct fsmodel *fm_of(struct inode *mi)
 {
-	pthread_mutex_lock(&fs.lock);
+	struct fsstate *fs = mi->fs;
+	pthread_mutex_lock(&fs->lock);
 	struct fsmodel *fm = mi->fm;
-	pthread_mutex_unlock(&fs.lock);
+	pthread_mutex_unlock(&fs->lock);
 	return fm;
 }
 
@@ -144,6 +147,7 @@ static struct fsmodel *fm_of(struct inode *mi)
  * memory. */
 static struct fsmodel *fm_get(struct inode *mi, const struct stat *st)
 {
+	struct fsstate *fs = mi->fs;
 	struct fsmodel *fm = fm_of(mi);
 	if (fm)
 		return fm;
@@ -164,11 +168,11 @@ static struct fsmodel *fm_get(struct inode *mi, const struct stat *st)
 	pthread_rwlockattr_destroy(&ra);
 	/* Published under the table lock (the inotify thread looks at it
 	 * there); of two first lookups, the first one wins. */
-	pthread_mutex_lock(&fs.lock);
+	pthread_mutex_lock(&fs->lock);
 	fm = mi->fm;
 	if (!fm)
 		fm = mi->fm = nf;
-	pthread_mutex_unlock(&fs.lock);
+	pthread_mutex_unlock(&fs->lock);
 	if (fm != nf) {
 		pthread_mutex_destroy(&nf->lock);
 		pthread_mutex_destroy(&nf->commit);
@@ -403,6 +407,7 @@ unsigned source_dtype(struct inode *dir, const char *name, unsigned char d_type)
 
 struct mref *fsmodel_current(struct fsmodel *fm, struct mfs_err *err)
 {
+	struct fsstate *fs = fm->inode->fs;
 	pthread_mutex_lock(&fm->lock);
 	bool stale = fm->stale;
 	struct mref *r = stale ? NULL : mref_hold(fm->cur);
@@ -447,11 +452,11 @@ struct mref *fsmodel_current(struct fsmodel *fm, struct mfs_err *err)
 		/* For the request at hand: a path walk that gets ESTALE is done
 		 * again with fresh lookups, which find the plain file. */
 		err->code = ESTALE;
-		pthread_mutex_lock(&fs.lock);
+		pthread_mutex_lock(&fs->lock);
 		mi->stale = true;
 		pino = mi->parent->ino;
 		snprintf(name, sizeof(name), "%s", mi->name);
-		pthread_mutex_unlock(&fs.lock);
+		pthread_mutex_unlock(&fs->lock);
 	}
 	pthread_mutex_unlock(&fm->commit);
 	if (!r) {
@@ -511,7 +516,8 @@ static void log_progress(void *ctx, const char *name, uint64_t done, uint64_t to
 int fsmodel_commit(struct fsmodel *fm, struct inode *vi, const struct mfs_content *c, int own,
 		   struct mfs_err *err)
 {
-	if (fs.o.ro)
+	struct fsstate *fs = vi->fs;
+	if (fs->o.ro)
 		return mfs_error(err, EROFS, "read-only mount");
 	struct mref *r = fsmodel_current(fm, err);
 	if (!r)
@@ -541,9 +547,9 @@ int fsmodel_commit(struct fsmodel *fm, struct inode *vi, const struct mfs_conten
 		ret = mfs_error(err, errno, "cannot open the directory: %s", strerror(errno));
 		goto out;
 	}
-	struct mfs_commit_opts o = {.no_inplace = fs.o.no_inplace, .no_fsync = fs.o.no_fsync,
-				    .progress = log_progress, .progress_min = fs.o.progress,
-				    .progress_step = fs.o.progress / 4};
+	struct mfs_commit_opts o = {.no_inplace = fs->o.no_inplace, .no_fsync = fs->o.no_fsync,
+				    .progress = log_progress, .progress_min = fs->o.progress,
+				    .progress_step = fs->o.progress / 4};
 	bool inplace = !o.no_inplace && mfs_patch_same_size(&p) && p.n;
 	if (inplace) {
 		/* In place only when no other open file reads this source: one

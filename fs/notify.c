@@ -84,7 +84,7 @@ void notify_inval_entry_wait(fuse_ino_t parent, const char *name, int ms)
 
 static void *run(void *arg)
 {
-	(void)arg;
+	struct fuse_session *se = arg;
 	pthread_mutex_lock(&lock);
 	for (;;) {
 		while (!head && !stopping)
@@ -100,9 +100,9 @@ static void *run(void *arg)
 		/* ENOENT just means the kernel did not cache it. */
 		int r;
 		if (n->name)
-			r = fuse_lowlevel_notify_inval_entry(fs.se, n->ino, n->name, strlen(n->name));
+			r = fuse_lowlevel_notify_inval_entry(se, n->ino, n->name, strlen(n->name));
 		else
-			r = fuse_lowlevel_notify_inval_inode(fs.se, n->ino, 0, 0);
+			r = fuse_lowlevel_notify_inval_inode(se, n->ino, 0, 0);
 		log_msg(LOG_DEBUG, "invalidate %llu%s%s: %d", (unsigned long long)n->ino,
 			n->name ? "/" : "", n->name ? n->name : "", r);
 		free(n->name);
@@ -118,13 +118,13 @@ static void *run(void *arg)
 	return NULL;
 }
 
-int notify_start(void)
+int notify_start(struct fuse_session *se)
 {
 	pthread_mutex_lock(&lock);
 	running = true;
 	stopping = false;
 	pthread_mutex_unlock(&lock);
-	return pthread_create(&thread, NULL, run, NULL);
+	return pthread_create(&thread, NULL, run, se);
 }
 
 void notify_stop(void)

@@ -37,13 +37,14 @@ static void reply_new_entry(fuse_req_t req, struct inode *parent, const char *na
  * name is not ours) or a model directory. */
 static struct inode *parent_for_change(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
-	struct inode *p = inode_get(ino);
+	struct fsstate *fs = req_fs(req);
+	struct inode *p = inode_get(fs, ino);
 	if (!p) {
 		reply_err(req, ESTALE);
 		return NULL;
 	}
 	int err = 0;
-	if (fs.o.ro)
+	if (fs->o.ro)
 		err = EROFS;
 	else if (p->kind == I_SDIR && mfs_private_name(name))
 		err = EPERM;
@@ -133,7 +134,8 @@ void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, 
 
 void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
 {
-	struct inode *i = inode_get(ino);
+	struct fsstate *fs = req_fs(req);
+	struct inode *i = inode_get(fs, ino);
 	struct inode *p = i ? parent_for_change(req, newparent, newname) : NULL;
 	if (!i)
 		return reply_err(req, ESTALE);
@@ -172,7 +174,7 @@ static void named_fn(struct inode *i, void *arg)
 {
 	struct named *a = arg;
 	if (strcmp(i->name, a->name) == 0 && !i->stale && a->n < 8) {
-		i->refs++;  /* under fs.lock */
+		i->refs++;  /* under fs->lock */
 		a->hit[a->n++] = i;
 	}
 }

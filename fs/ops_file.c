@@ -63,6 +63,7 @@ static struct fh *fh_of(struct fuse_file_info *fi)
 
 static int open_view(struct inode *i, struct fuse_file_info *fi, struct fh *h)
 {
+	struct fsstate *fs = i->fs;
 	struct mfs_err err = {0};
 	/* Counted before it takes a generation: a commit either sees it (and
 	 * rewrites the source beside, leaving this generation's file intact)
@@ -90,7 +91,7 @@ static int open_view(struct inode *i, struct fuse_file_info *fi, struct fh *h)
 	fsmodel_hold_reads(i->fm, h->rc);
 	int acc = fi->flags & O_ACCMODE;
 	if (acc != O_RDONLY) {
-		if (fs.o.ro)
+		if (fs->o.ro)
 			return -EROFS;
 		if (!(r->m->nodes[id].flags & MFS_NF_WRITABLE))
 			return -EACCES;
@@ -212,10 +213,11 @@ int file_open(struct inode *i, struct fuse_file_info *fi)
 
 void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	struct inode *i = inode_get(ino);
+	struct fsstate *fs = req_fs(req);
+	struct inode *i = inode_get(fs, ino);
 	if (!i)
 		return reply_err(req, ESTALE);
-	if (fs.o.ro && (fi->flags & O_ACCMODE) != O_RDONLY) {
+	if (fs->o.ro && (fi->flags & O_ACCMODE) != O_RDONLY) {
 		inode_put(i);
 		return reply_err(req, EROFS);
 	}
@@ -242,13 +244,14 @@ void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 	       struct fuse_file_info *fi)
 {
-	struct inode *p = inode_get(parent);
+	struct fsstate *fs = req_fs(req);
+	struct inode *p = inode_get(fs, parent);
 	if (!p)
 		return reply_err(req, ESTALE);
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
 	int err = 0, fd = -1;
 	struct inode *c = NULL;
-	if (fs.o.ro) {
+	if (fs->o.ro) {
 		err = EROFS;
 	} else if (p->kind == I_SDIR) {
 		if (mfs_private_name(name) || (!p->parent && strcmp(name, ".modelfs") == 0)) {
@@ -399,8 +402,9 @@ static void read_view(fuse_req_t req, struct inode *i, struct fh *h, size_t size
 static struct inode *begin(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
 			   struct fh **h)
 {
+	struct fsstate *fs = req_fs(req);
 	*h = fh_of(fi);
-	struct inode *i = *h ? inode_get(ino) : NULL;
+	struct inode *i = *h ? inode_get(fs, ino) : NULL;
 	if (!i) {
 		reply_err(req, *h ? ESTALE : EBADF);
 		handle_put(*h);
@@ -460,6 +464,7 @@ void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse
 /* A write to a view: into this open file's own buffer. Caller holds h->wlock. */
 static ssize_t write_view(struct inode *i, struct fh *h, const char *buf, size_t size, off_t off)
 {
+	struct fsstate *fs = i->fs;
 	if (h->failed)
 		return -h->failed;  /* refused already: the file shows the source again */
 	if (!h->w)
@@ -472,7 +477,7 @@ static ssize_t write_view(struct inode *i, struct fh *h, const char *buf, size_t
 		struct mfs_err err = {0};
 		mfs_error(&err, EFBIG,
 			  "expected at most %llu bytes in one view (-o max_buffer), got a write up to byte %llu",
-			  (unsigned long long)fs.o.max_buffer, (unsigned long long)off + size);
+			  (unsigned long long)fs->o.max_buffer, (unsigned long long)off + size);
 		return pending_refuse(i, h, &err);
 	}
 	if (r < 0)
@@ -541,6 +546,7 @@ static int commit_handle(struct inode *i, struct fh *h)
 
 void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	struct fsstate *fs = req_fs(req);
 	struct fh *h;
 	struct inode *i = begin(req, ino, fi, &h);
 	if (!i)
@@ -556,7 +562,7 @@ void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		 * sees it (no lock of the parent is held during a flush). */
 		if (h->wrote && i->parent &&
 		    source_dtype(i->parent, i->name, DT_REG) == DT_UNKNOWN)
-			fuse_lowlevel_notify_inval_entry(fs.se, i->parent->ino, i->name,
+			fuse_lowlevel_notify_inval_entry(fs->se, i->parent->ino, i->name,
 							 strlen(i->name));
 	} else {
 		r = commit_handle(i, h);
@@ -582,9 +588,10 @@ void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_inf
 
 void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	struct fsstate *fs = req_fs(req);
 	/* Requests of this file still being served keep it until they end. */
 	struct fh *h = handle_remove(fi->fh);
-	struct inode *i = h ? inode_get(ino) : NULL;
+	struct inode *i = h ? inode_get(fs, ino) : NULL;
 	if (i && i->kind == I_VNODE) {
 		pthread_mutex_lock(&h->wlock);
 		if (h->w) {

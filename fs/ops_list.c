@@ -242,14 +242,15 @@ void dir_changed(struct inode *dir)
  * is then served from each directory's snapshot. */
 void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	struct inode *d = inode_get(ino);
+	struct fsstate *fs = req_fs(req);
+	struct inode *d = inode_get(fs, ino);
 	if (!d)
 		return reply_err(req, ESTALE);
 	bool dir = d->kind == I_SDIR || d->kind == I_META || is_model_dir(d);
 	inode_put(d);
 	if (!dir)
 		return reply_err(req, ENOTDIR);
-	if (fs.no_opendir)
+	if (fs->no_opendir)
 		return reply_err(req, ENOSYS);
 	fi->fh = 0;
 	fi->cache_readdir = 1;
@@ -283,6 +284,7 @@ static enum ikind kind_of_dtype(const struct inode *d, unsigned type)
 static struct inode *plus_entry(struct inode *d, struct listing *l, const struct dent *e,
 				const struct stat *src, struct fuse_entry_param *ep)
 {
+	struct fsstate *fs = d->fs;
 	struct inode *c;
 	int err;
 	if (l->r && e->id != MFS_NONE) {
@@ -299,7 +301,7 @@ static struct inode *plus_entry(struct inode *d, struct listing *l, const struct
 		if (c && c->kind != I_MODEL) {
 			memset(ep, 0, sizeof(*ep));
 			ep->ino = c->ino;
-			ep->entry_timeout = ep->attr_timeout = fs.o.timeout;
+			ep->entry_timeout = ep->attr_timeout = fs->o.timeout;
 			attr_source(c, &st, &ep->attr);
 			return c;
 		}
@@ -315,7 +317,8 @@ static struct inode *plus_entry(struct inode *d, struct listing *l, const struct
 
 static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus)
 {
-	struct inode *d = inode_get(ino);
+	struct fsstate *fs = req_fs(req);
+	struct inode *d = inode_get(fs, ino);
 	if (!d)
 		return reply_err(req, ESTALE);
 	int err = 0;

@@ -30,7 +30,7 @@ bool is_model_dir(const struct inode *i)
 
 void op_init(void *userdata, struct fuse_conn_info *conn)
 {
-	(void)userdata;
+	struct fsstate *fs = userdata;
 	/* Data goes to the kernel by splice where a view is a range of the
 	 * source (as passthrough_hp does). No FUSE_CAP_ATOMIC_O_TRUNC: with it
 	 * the kernel sets a truncating opener's inode size to 0 itself, and
@@ -48,7 +48,7 @@ void op_init(void *userdata, struct fuse_conn_info *conn)
 	/* Requests are small: reading them by splice costs syscalls and saves
 	 * nothing (it pays only for large writes). */
 	conn->want &= ~(unsigned)FUSE_CAP_SPLICE_READ;
-	fs.no_opendir = conn->want & FUSE_CAP_NO_OPENDIR_SUPPORT;
+	fs->no_opendir = conn->want & FUSE_CAP_NO_OPENDIR_SUPPORT;
 	/* readdirplus always, not only when the kernel guesses a stat follows */
 	conn->want &= ~(unsigned)FUSE_CAP_READDIRPLUS_AUTO;
 	conn->want &= ~(unsigned)FUSE_CAP_WRITEBACK_CACHE;
@@ -135,7 +135,8 @@ struct inode *child_lookup(struct inode *parent, const char *name, int *err)
 
 void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	struct inode *p = inode_get(parent);
+	struct fsstate *fs = req_fs(req);
+	struct inode *p = inode_get(fs, parent);
 	if (!p)
 		return reply_err(req, ESTALE);
 	int err;
@@ -166,7 +167,8 @@ void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 
 void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 {
-	struct inode *i = inode_get(ino);
+	struct fsstate *fs = req_fs(req);
+	struct inode *i = inode_get(fs, ino);
 	if (i) {
 		inode_forget(i, nlookup);
 		inode_put(i);
@@ -176,8 +178,9 @@ void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 
 void op_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets)
 {
+	struct fsstate *fs = req_fs(req);
 	for (size_t k = 0; k < count; k++) {
-		struct inode *i = inode_get(forgets[k].ino);
+		struct inode *i = inode_get(fs, forgets[k].ino);
 		if (i) {
 			inode_forget(i, forgets[k].nlookup);
 			inode_put(i);
@@ -188,8 +191,9 @@ void op_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forg
 
 void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	struct fsstate *fs = req_fs(req);
 	(void)fi;
-	struct inode *i = inode_get(ino);
+	struct inode *i = inode_get(fs, ino);
 	if (!i)
 		return reply_err(req, ESTALE);
 	struct stat st;
@@ -247,7 +251,8 @@ static int truncate_source(int fd, const struct stat *st, off_t size, struct fus
  * (never by a name walked again). */
 static int setattr_source(struct inode *i, struct stat *a, int to_set, struct fuse_file_info *fi)
 {
-	if (fs.o.ro)
+	struct fsstate *fs = i->fs;
+	if (fs->o.ro)
 		return -EROFS;
 	struct stat st;
 	bool own;
@@ -330,9 +335,10 @@ static struct fh *truncating_writer(struct inode *i, pid_t tid)
 static int setattr_view(struct inode *i, struct stat *a, int to_set, struct fuse_file_info *fi,
 			pid_t tid)
 {
+	struct fsstate *fs = i->fs;
 	if (!(to_set & FUSE_SET_ATTR_SIZE))
 		return 0;  /* mode, owner and times of views follow the source */
-	if (fs.o.ro)
+	if (fs->o.ro)
 		return -EROFS;
 	struct mfs_err err = {0};
 	struct mref *r = fsmodel_current(i->fm, &err);
@@ -386,7 +392,8 @@ static int setattr_view(struct inode *i, struct stat *a, int to_set, struct fuse
 void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 		struct fuse_file_info *fi)
 {
-	struct inode *i = inode_get(ino);
+	struct fsstate *fs = req_fs(req);
+	struct inode *i = inode_get(fs, ino);
 	if (!i)
 		return reply_err(req, ESTALE);
 	int r = 0;
@@ -441,7 +448,8 @@ void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 
 void op_readlink(fuse_req_t req, fuse_ino_t ino)
 {
-	struct inode *i = inode_get(ino);
+	struct fsstate *fs = req_fs(req);
+	struct inode *i = inode_get(fs, ino);
 	if (!i)
 		return reply_err(req, ESTALE);
 	char buf[4097];
@@ -470,9 +478,10 @@ void op_readlink(fuse_req_t req, fuse_ino_t ino)
 
 void op_statfs(fuse_req_t req, fuse_ino_t ino)
 {
+	struct fsstate *fs = req_fs(req);
 	(void)ino;
 	struct statvfs sv;
-	if (fstatvfs(fs.root_fd, &sv) < 0)
+	if (fstatvfs(fs->root_fd, &sv) < 0)
 		return reply_err(req, errno);
 	fuse_reply_statfs(req, &sv);
 }

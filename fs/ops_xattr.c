@@ -90,9 +90,10 @@ static int model_xattrs(struct inode *i, struct xattrs *x)
  * the entry itself (the root is reached through its descriptor). */
 static void source_path(const struct inode *i, char *buf, size_t size, bool *follow)
 {
+	struct fsstate *fs = i->fs;
 	*follow = !i->parent;
 	if (!i->parent)
-		snprintf(buf, size, "/proc/self/fd/%d", fs.root_fd);
+		snprintf(buf, size, "/proc/self/fd/%d", fs->root_fd);
 	else
 		snprintf(buf, size, "/proc/self/fd/%d/%s", dir_fd(i->parent), i->name);
 }
@@ -169,11 +170,12 @@ static void source_getxattr(fuse_req_t req, struct inode *i, const char *name, s
 
 void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
+	struct fsstate *fs = req_fs(req);
 	if (strncmp(name, "security.", 9) == 0 || strncmp(name, "system.", 7) == 0)
 		return reply_err(req, ENOTSUP);
 	if (strncmp(name, "user.", 5) != 0)
 		return reply_err(req, ENODATA);
-	struct inode *i = inode_get(ino);
+	struct inode *i = inode_get(fs, ino);
 	if (!i)
 		return reply_err(req, ESTALE);
 	if (is_source(i)) {
@@ -194,7 +196,8 @@ void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 
 void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
-	struct inode *i = inode_get(ino);
+	struct fsstate *fs = req_fs(req);
+	struct inode *i = inode_get(fs, ino);
 	if (!i)
 		return reply_err(req, ESTALE);
 	if (is_source(i)) {

@@ -34,6 +34,7 @@ void pending_free(struct pending *p)
 /* Point p at the current content of vi's view. */
 static int attach_base(struct inode *vi, struct pending *p)
 {
+	struct fsstate *fs = vi->fs;
 	struct mfs_err e = {0};
 	struct mref *r = fsmodel_current(vi->fm, &e);
 	if (!r)
@@ -43,7 +44,7 @@ static int attach_base(struct inode *vi, struct pending *p)
 	int err = node == MFS_NONE ? -ENOENT : 0;
 	if (!err && mfs_view_size(r->m, node, &size, &e) < 0)
 		err = -(e.code ? e.code : EIO);
-	struct wbuf *b = err ? NULL : wbuf_new(size, base_read, p, fs.o.max_buffer);
+	struct wbuf *b = err ? NULL : wbuf_new(size, base_read, p, fs->o.max_buffer);
 	if (!err && !b)
 		err = -ENOMEM;
 	if (err) {
@@ -74,26 +75,28 @@ static bool is_current(struct inode *vi, const struct pending *p)
 /* The buffer kept on vi, no longer kept. */
 static struct pending *unkeep(struct inode *vi)
 {
+	struct fsstate *fs = vi->fs;
 	struct pending *p = vi->pend;
 	if (p) {
 		vi->pend = NULL;
-		pthread_mutex_lock(&fs.lock);
+		pthread_mutex_lock(&fs->lock);
 		vi->refs--;  /* the caller holds another reference */
-		pthread_mutex_unlock(&fs.lock);
+		pthread_mutex_unlock(&fs->lock);
 	}
 	return p;
 }
 
 void pending_keep(struct inode *vi, struct pending *p)
 {
+	struct fsstate *fs = vi->fs;
 	pending_free(unkeep(vi));
 	if (!p)
 		return;
 	/* Held in the table meanwhile: a FORGET (after drop_caches, say)
 	 * must not lose a truncation waiting for its writer. */
-	pthread_mutex_lock(&fs.lock);
+	pthread_mutex_lock(&fs->lock);
 	vi->refs++;
-	pthread_mutex_unlock(&fs.lock);
+	pthread_mutex_unlock(&fs->lock);
 	vi->pend = p;
 }
 

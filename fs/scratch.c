@@ -31,16 +31,18 @@ static void find_fn(struct inode *i, void *arg)
 
 struct inode *scratch_find(struct inode *dir, const char *name)
 {
+	struct fsstate *fs = dir->fs;
 	struct find_arg a = {name, NULL};
 	inode_foreach_in(dir, find_fn, &a);
 	if (!a.hit)
 		return NULL;
-	return inode_get(a.hit->ino);
+	return inode_get(fs, a.hit->ino);
 }
 
 struct inode *scratch_create(struct inode *dir, const char *name, mode_t mode, uid_t uid,
 			     gid_t gid, int *err)
 {
+	struct fsstate *fs = dir->fs;
 	struct inode *si = inode_child(dir, name, I_SCRATCH);
 	if (!si) {
 		*err = ENOMEM;
@@ -53,7 +55,7 @@ struct inode *scratch_create(struct inode *dir, const char *name, mode_t mode, u
 	}
 	struct scratch *s = calloc(1, sizeof(*s));
 	if (s)
-		s->buf = wbuf_new(0, no_base, NULL, fs.o.max_scratch);
+		s->buf = wbuf_new(0, no_base, NULL, fs->o.max_scratch);
 	if (!s || !s->buf) {
 		if (s)
 			free(s);
@@ -62,7 +64,7 @@ struct inode *scratch_create(struct inode *dir, const char *name, mode_t mode, u
 		*err = ENOMEM;
 		return NULL;
 	}
-	scratch_free(si->scr);
+	scratch_free(si->fs, si->scr);
 	s->mode = S_IFREG | (mode & 07777);
 	s->uid = uid;
 	s->gid = gid;
@@ -73,26 +75,27 @@ struct inode *scratch_create(struct inode *dir, const char *name, mode_t mode, u
 	si->fm = dir->fm;
 	pthread_mutex_unlock(&si->lock);
 	/* The name keeps the file alive even when the kernel forgets it. */
-	pthread_mutex_lock(&fs.lock);
+	pthread_mutex_lock(&fs->lock);
 	si->refs++;
-	pthread_mutex_unlock(&fs.lock);
+	pthread_mutex_unlock(&fs->lock);
 	dir_changed(dir);
 	return si;
 }
 
 int scratch_write(struct inode *si, uint64_t off, const void *data, size_t len)
 {
+	struct fsstate *fs = si->fs;
 	struct scratch *s = si->scr;
 	uint64_t before = wbuf_held(s->buf);
 	uint64_t after_max = before + len;
-	if (atomic_load(&fs.scratch_bytes) + (after_max - before) > fs.o.max_scratch)
+	if (atomic_load(&fs->scratch_bytes) + (after_max - before) > fs->o.max_scratch)
 		return -ENOSPC;
 	int r = wbuf_write(s->buf, off, data, len);
 	if (r == -EFBIG)
 		r = -ENOSPC;
 	if (r == 0) {
 		uint64_t after = wbuf_held(s->buf);
-		atomic_fetch_add(&fs.scratch_bytes, after - before);
+		atomic_fetch_add(&fs->scratch_bytes, after - before);
 		clock_gettime(CLOCK_REALTIME, &s->mtime);
 		s->ctime = s->mtime;
 	}
@@ -101,22 +104,23 @@ int scratch_write(struct inode *si, uint64_t off, const void *data, size_t len)
 
 int scratch_truncate(struct inode *si, uint64_t size)
 {
+	struct fsstate *fs = si->fs;
 	struct scratch *s = si->scr;
 	uint64_t before = wbuf_held(s->buf);
 	int r = wbuf_truncate(s->buf, size);
 	if (r < 0)
 		return r;
-	atomic_fetch_sub(&fs.scratch_bytes, before - wbuf_held(s->buf));
+	atomic_fetch_sub(&fs->scratch_bytes, before - wbuf_held(s->buf));
 	clock_gettime(CLOCK_REALTIME, &s->mtime);
 	s->ctime = s->mtime;
 	return 0;
 }
 
-void scratch_free(struct scratch *s)
+void scratch_free(struct fsstate *fs, struct scratch *s)
 {
 	if (!s)
 		return;
-	atomic_fetch_sub(&fs.scratch_bytes, wbuf_held(s->buf));
+	atomic_fetch_sub(&fs->scratch_bytes, wbuf_held(s->buf));
 	wbuf_free(s->buf);
 	free(s);
 }
@@ -153,7 +157,7 @@ int scratch_rename(struct inode *si, struct inode *newdir, const char *newname)
 	si->stale = true;
 	inode_put(si);  /* the old name's reference */
 	pthread_mutex_lock(&ni->lock);
-	scratch_free(ni->scr);
+	scratch_free(ni->fs, ni->scr);
 	bool had = ni->scr != NULL;
 	s->linked = true;
 	clock_gettime(CLOCK_REALTIME, &s->ctime);

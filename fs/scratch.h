@@ -30,7 +30,8 @@ void scratch_unlink(struct inode *si);
 /* Rename a scratch file within the model's directories. */
 int scratch_rename(struct inode *si, struct inode *newdir, const char *newname);
 void scratch_stat(struct inode *si, struct stat *st);
-void scratch_free(struct scratch *s);
+/* Free s, returning its bytes to fs's scratch budget. */
+void scratch_free(struct fsstate *fs, struct scratch *s);
 /* Names of the linked scratch files in dir, for readdir (caller frees each
  * and the array). */
 char **scratch_list(struct inode *dir, size_t *n);

@@ -28,6 +28,7 @@ static atomic_bool stopped;
 
 struct warm {
 	char *path;   /* the view, relative to the mount point */
+	const char *mountpoint;
 	uint64_t fh;  /* the reader's open file: the pass lasts as long */
 	int slot;
 };
@@ -47,14 +48,14 @@ static bool still_open(uint64_t fh)
  * for the daemon, the daemon's descriptor for the process), while a child
  * sees the connection end and exits. Between fork and _exit only system
  * calls (async-signal-safe). */
-static void pass(const char *path)
+static void pass(const char *mountpoint, const char *path)
 {
 	if (close_range(3, ~0u, 0) < 0)
 		for (int fd = 3; fd < 1024; fd++)
 			close(fd);
 	/* every name below the mount point walked without following a link
 	 * (a SOURCE directory replaced by a link meanwhile) */
-	int mnt = open(fs.o.mountpoint, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	int mnt = open(mountpoint, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	int fd = mnt < 0 ? -1 : src_open(mnt, path, O_RDONLY | O_NONBLOCK, 0);
 	int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	if (fd >= 0 && null >= 0) {
@@ -77,7 +78,7 @@ static void *warm_thread(void *arg)
 	struct warm *w = arg;
 	pid_t pid = fork();
 	if (pid == 0)
-		pass(w->path);
+		pass(w->mountpoint, w->path);
 	log_msg(LOG_DEBUG, "warming %s for its second read (process %d)", w->path, (int)pid);
 	if (pid > 0) {
 		int status;
@@ -104,9 +105,10 @@ static void *warm_thread(void *arg)
 
 void warm_on_open(struct inode *i, uint64_t gen, uint64_t size, uint64_t fh)
 {
+	struct fsstate *fs = i->fs;
 	/* One thread serves every request with -s: our own open would wait
 	 * for it. */
-	if (size < WARM_MIN_BYTES || fs.o.singlethread || atomic_load(&stopped))
+	if (size < WARM_MIN_BYTES || fs->o.singlethread || atomic_load(&stopped))
 		return;
 	pthread_mutex_lock(&i->lock);
 	bool through = i->read_gen == gen;
@@ -121,6 +123,7 @@ void warm_on_open(struct inode *i, uint64_t gen, uint64_t size, uint64_t fh)
 		return;
 	}
 	w->fh = fh;
+	w->mountpoint = fs->o.mountpoint;
 	pthread_mutex_lock(&lock);
 	w->slot = -1;
 	bool busy = atomic_load(&stopped);

@@ -32,18 +32,19 @@ static int stop_pipe[2] = {-1, -1};
 
 void watch_dir(struct inode *dir)
 {
-	if (fs.inotify_fd < 0 || dir->watched)
+	struct fsstate *fs = dir->fs;
+	if (fs->inotify_fd < 0 || dir->watched)
 		return;
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", dir_fd(dir));
-	int wd = inotify_add_watch(fs.inotify_fd, path, EVENTS);
+	int wd = inotify_add_watch(fs->inotify_fd, path, EVENTS);
 	if (wd < 0)
 		return;  /* over the watch limit: entries still time out */
 	struct wdir *w = calloc(1, sizeof(*w));
 	if (!w)
 		return;
 	w->wd = wd;
-	w->dir = inode_get(dir->ino);
+	w->dir = inode_get(fs, dir->ino);
 	dir->watched = true;
 	pthread_mutex_lock(&lock);
 	w->next = dirs;
@@ -70,7 +71,7 @@ static void match(struct inode *i, void *arg)
 	bool sidecar = false;
 	if (!self && i->kind == I_MODEL && i->fm && a->len > nl &&
 	    strncmp(a->name, i->name, nl) == 0) {
-		pthread_mutex_lock(&i->fm->lock);  /* order: fs.lock, then a model's lock */
+		pthread_mutex_lock(&i->fm->lock);  /* order: fs->lock, then a model's lock */
 		const char *suf = i->fm->sidecar;
 		pthread_mutex_unlock(&i->fm->lock);
 		sidecar = suf && strcmp(a->name + nl, suf) == 0;
@@ -79,7 +80,7 @@ static void match(struct inode *i, void *arg)
 		return;
 	if (i->kind == I_MODEL && i->fm) {
 		if (a->nmodels < 64) {
-			i->refs++;  /* under fs.lock, as inode_get does */
+			i->refs++;  /* under fs->lock, as inode_get does */
 			a->models[a->nmodels++] = i;
 		}
 	} else if (a->nfiles < 64) {
@@ -106,9 +107,9 @@ static void handle(struct inode *dir, const struct inotify_event *ev)
 
 static void *run(void *arg)
 {
-	(void)arg;
+	struct fsstate *fs = arg;
 	_Alignas(struct inotify_event) char buf[64 * 1024];
-	struct pollfd p[2] = {{fs.inotify_fd, POLLIN, 0}, {stop_pipe[0], POLLIN, 0}};
+	struct pollfd p[2] = {{fs->inotify_fd, POLLIN, 0}, {stop_pipe[0], POLLIN, 0}};
 	for (;;) {
 		if (poll(p, 2, -1) < 0) {
 			if (errno == EINTR)
@@ -117,7 +118,7 @@ static void *run(void *arg)
 		}
 		if (p[1].revents)
 			break;
-		ssize_t n = read(fs.inotify_fd, buf, sizeof(buf));
+		ssize_t n = read(fs->inotify_fd, buf, sizeof(buf));
 		if (n <= 0)
 			continue;
 		for (char *q = buf; q < buf + n;) {
@@ -127,7 +128,7 @@ static void *run(void *arg)
 			struct inode *dir = NULL;
 			for (struct wdir *w = dirs; w; w = w->next)
 				if (w->wd == ev->wd)
-					dir = inode_get(w->dir->ino);
+					dir = inode_get(fs, w->dir->ino);
 			pthread_mutex_unlock(&lock);
 			if (dir) {
 				handle(dir, ev);
@@ -138,15 +139,15 @@ static void *run(void *arg)
 	return NULL;
 }
 
-int watch_start(void)
+int watch_start(struct fsstate *fs)
 {
-	fs.inotify_fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
-	if (fs.inotify_fd < 0 || pipe(stop_pipe) < 0)
+	fs->inotify_fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+	if (fs->inotify_fd < 0 || pipe(stop_pipe) < 0)
 		return -errno;
-	return pthread_create(&thread, NULL, run, NULL) ? -EAGAIN : 0;
+	return pthread_create(&thread, NULL, run, fs) ? -EAGAIN : 0;
 }
 
-void watch_stop(void)
+void watch_stop(struct fsstate *fs)
 {
 	if (stop_pipe[1] < 0)
 		return;
@@ -163,5 +164,5 @@ void watch_stop(void)
 	pthread_mutex_unlock(&lock);
 	close(stop_pipe[0]);
 	close(stop_pipe[1]);
-	close(fs.inotify_fd);
+	close(fs->inotify_fd);
 }

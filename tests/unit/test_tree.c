@@ -8,6 +8,7 @@
 
 #include "bytes.h"
 #include "helpers.h"
+#include "runtime.h"
 
 /* The test format: bytes "TST1" then float32 payloads at fixed offsets:
  *   8..32:  2x3 float32 row-major   (values 0.5 1.5 2.5 / 10.5 11.5 12.5)
@@ -342,6 +343,7 @@ static void test_big_values(void **state)
 	static const uint8_t dummy[4] = "TST1";
 	if (mfs_model_open_mem(&m, dummy, 4, "big", NULL, 0, &big_codec, &err))
 		fail_msg("open: %s", err.msg);
+	mfs_model_set_runtime(m, truntime());  /* rendered ahead and kept, as in a mount */
 	mfs_id v = tnode(m, "values.txt");
 	/* head -c 100: only the first chunk is rendered, its size unknown */
 	char buf[200];
