@@ -1,5 +1,6 @@
 /* modelfs-gen: benchmark inputs written through modelfs's own codecs (a test
  * file reshaped through data.npy, a primitiv model packed with msgpack-c),
+ * the sample sharded safetensors checkpoint (st_sample.c),
  * and page-cache helpers (resident bytes, eviction) for scripts/bench. */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +19,7 @@
 #include "codec.h"
 #include "edit.h"
 #include "model.h"
+#include "st_sample.h"
 #include "view.h"
 
 #ifndef MFS_TEST_DATA_DIR
@@ -34,6 +36,8 @@ static const char *usage =
 	"                 FORMAT-1g is the same with MIB 1024\n"
 	"       modelfs-gen primitiv-100k OUT [N]  a primitiv .model of N small parameters\n"
 	"       modelfs-gen copies DIR N           N copies of a small primitiv model\n"
+	"       modelfs-gen safetensors-sample DIR the sample sharded safetensors checkpoint\n"
+	"                                          (tests/data/safetensors/tiny)\n"
 	"       modelfs-gen resident FILE          bytes of FILE in the page cache\n"
 	"       modelfs-gen evict FILE             drop FILE's clean pages from the page cache\n"
 	"       modelfs-gen folios FILE            mean KiB of the page-cache folios holding FILE\n"
@@ -520,6 +524,8 @@ int main(int argc, char **argv)
 		return evict(arg);
 	if (strcmp(cmd, "folios") == 0)
 		return folios(arg);
+	if (strcmp(cmd, "safetensors-sample") == 0 && argc == 3)
+		return gen_st_sample(arg);
 	if (strcmp(cmd, "copies") == 0 && argc == 4)
 		return gen_copies(arg, (unsigned long)number(argv[3], "count"));
 	if (strcmp(cmd, "primitiv-100k") == 0 && argc <= 4) {

@@ -8,10 +8,12 @@ import errno
 import json
 import os
 import struct
+import subprocess
+import tempfile
 
 import numpy as np
 
-from harness import Mount, check, eq, run, settle, sha
+from harness import Mount, check, data, eq, run, settle, sha
 from formats import ST_DTYPES, expect_refused, st_read, st_write
 
 def values(path, name):
@@ -200,6 +202,39 @@ def test_sharded():
             eq(len(errs), 1, "one errors line for the index: %r" % errs)
             check('shard "model-00002-of-00002.safetensors": ' in errs[0] and
                   "its tensors are not shown" in errs[0], "the errors line: %r" % errs[0])
+
+
+def test_sample_generator():
+    """tests/data/safetensors/tiny is what `modelfs-gen safetensors-sample`
+    writes, byte for byte, and holds what it says: read back by the
+    independent reader (values from numpy, bfloat16 rounded here)."""
+    gen = os.environ.get("MFS_GEN", "build/scripts/gen/modelfs-gen")
+    with tempfile.TemporaryDirectory() as out:
+        subprocess.run([gen, "safetensors-sample", out], check=True, stdout=subprocess.DEVNULL)
+        names = sorted(os.listdir(out))
+        eq(names, sorted(os.listdir(data("safetensors/tiny"))), "files")
+        for n in names:
+            eq(sha(os.path.join(out, n)), sha(data("safetensors/tiny/" + n)), "bytes of " + n)
+        meta, t1, _ = st_read(os.path.join(out, "model-00001-of-00002.safetensors"))
+        _, t2, _ = st_read(os.path.join(out, "model-00002-of-00002.safetensors"))
+        eq(meta, {"format": "pt"}, "metadata")
+        emb = t1["model.embed_tokens.weight"]
+        eq((emb[0], emb[1]), ("F32", (4, 3)), "embed_tokens")
+        check(np.array_equal(np.frombuffer(emb[2], "<f4"), np.arange(12, dtype=np.float32) / 4),
+              "embed_tokens values")
+        q = np.array([1, -0.5, 0.1, 3e38], dtype=np.float32).view(np.uint32).astype(np.uint64)
+        bf = ((q + 0x7FFF + ((q >> 16) & 1)) >> 16).astype("<u2").tobytes()
+        eq(t1["model.layers.0.self_attn.q_proj.weight"], ("BF16", (2, 2), bf), "bfloat16")
+        eq(t1["model.layers.0.self_attn.q_proj.weight.scale"], ("F32", (), struct.pack("<f", 0.5)),
+           "scale")
+        eq(t2["model.layers.0.mlp.up_proj.weight"],
+           ("F16", (2, 3), np.linspace(-1, 1, 6).astype("<f2").tobytes()), "float16")
+        eq(t2["model.norm.weight"], ("F8_E4M3", (3,), bytes([0x38, 0x7E, 0x01])), "float8")
+        eq(t2["lm_head.weight"], ("I8", (3,), np.array([-128, 0, 127], np.int8).tobytes()), "int8")
+        index = json.load(open(os.path.join(out, "model.safetensors.index.json")))
+        eq(index["metadata"], {"total_size": 78}, "index metadata")
+        eq(index["weight_map"], {**{k: "model-00001-of-00002.safetensors" for k in t1},
+                                 **{k: "model-00002-of-00002.safetensors" for k in t2}}, "weight_map")
 
 
 def sparse_write(path, specs, dense):
@@ -393,4 +428,4 @@ def test_many_dims():
 
 if __name__ == "__main__":
     run([test_read, test_edit_values, test_edit_metadata, test_unchanged_and_refused, test_bad_files,
-         test_reshape, test_sharded, test_sparse_sizes, test_small_floats_npy, test_many_dims])
+         test_reshape, test_sharded, test_sample_generator, test_sparse_sizes, test_small_floats_npy, test_many_dims])
