@@ -196,6 +196,49 @@ def test_numpy_f64():
                 eq(z["other"].tolist(), [0, 1, 2, 3], name + " member other")
 
 
+def random_bits(n, dtype, seed):
+    """n finite values of dtype drawn from random bit patterns (every
+    exponent, 17 or 9 significant digits), HARD first for float64."""
+    raw = np.random.default_rng(seed).integers(0, 2 ** 63, n, dtype=np.uint64)
+    x = raw.astype(np.uint32 if dtype == np.float32 else np.uint64).view(dtype).copy()
+    x[~np.isfinite(x)] = 1.5
+    if dtype == np.float64:
+        x[:len(HARD)] = HARD
+    return x
+
+
+def test_kept_views():
+    """Views large enough that the size pass keeps their text (over 32
+    chunks of 4096 values: several windows of 64 chunks): every value
+    written as text reads back bit-exact, from the kept text and from the
+    source, also column-major and from a deflated member; once with the
+    text cache off, the two-pass way."""
+    rows, cols = 700, 400  # 280,000 values: 69 chunks, 2 windows
+    for extra in ([], ["-o", "text_cache=0"]):
+        with Mount([], opts=extra) as m:
+            want = {}
+            for k, (name, dt, order) in enumerate((("c.npy", np.float64, "C"),
+                                                   ("f.npy", np.float64, "F"),
+                                                   ("s.npy", np.float32, "C"))):
+                np.save(m.s(name), np.zeros((rows, cols), dt, order=order))
+                want[name] = random_bits(rows * cols, dt, k).reshape(rows, cols)
+            np.savez_compressed(m.s("z.npz"), w=np.zeros((rows, cols)))
+            want["z.npz"] = random_bits(rows * cols, np.float64, 7).reshape(rows, cols)
+            for name, x in want.items():
+                d = m.m(name) if name.endswith(".npy") else m.m(name, "tensors", "w")
+                text = "".join(" ".join(repr(float(v)) if x.dtype == np.float64 else
+                                        np.format_float_positional(v, unique=True, trim="-")
+                                        for v in r) + "\n" for r in x)
+                with open(os.path.join(d, "values.txt"), "w") as f:
+                    f.write(text)
+                got = np.loadtxt(os.path.join(d, "values.txt"), dtype=x.dtype, ndmin=2)
+                check(got.tobytes() == x.tobytes(), "%s %s: values.txt read back" % (name, extra))
+                src = np.load(m.s(name))
+                src = src["w"] if name.endswith(".npz") else src
+                check(src.tobytes(order="C") == x.tobytes(), "%s %s: the source" % (name, extra))
+            check(zipfile.ZipFile(m.s("z.npz")).testzip() is None, "z.npz CRCs")
+
+
 if __name__ == "__main__":
     run([test_amat, test_plearn_ascii, test_daphne_values, test_daphne_mtx, test_frame_column,
-         test_safetensors_f64, test_gguf_f64, test_numpy_f64])
+         test_safetensors_f64, test_gguf_f64, test_numpy_f64, test_kept_views])
