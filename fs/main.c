@@ -177,6 +177,16 @@ static int cli_proc(void *data, const char *arg, int key, struct fuse_args *out)
 	}
 }
 
+/* The strings fuse_opt_parse and cli_proc copied into c. */
+static void cli_free(struct cli *c)
+{
+	free(c->source);
+	free(c->max_buffer);
+	free(c->max_scratch);
+	free(c->text_cache);
+	free(c->progress);
+}
+
 static int parse_size(const char *s, uint64_t *out)
 {
 	char *end;
@@ -481,7 +491,7 @@ static int mount_main(struct fsstate *fs, struct fuse_args *a, struct fuse_cmdli
 	struct cli cli = {0};
 	int pr = parse_options(fs, &cli, a, co);
 	int ok = pr == 0 && open_source(fs, &cli) == 0 && prepare(fs, &cli, a) == 0;
-	free(cli.source);
+	cli_free(&cli);
 	if (!ok) {
 		mfs_runtime_free(fs->rt);
 		return pr ? pr - 1 : 1;

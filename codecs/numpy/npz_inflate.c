@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <zlib.h>
 
 #include "bytes.h"
@@ -19,6 +20,10 @@
 #define NCUR 4u                 /* cursors kept per archive */
 #define SCRATCH 16384u          /* skipped bytes are inflated into this */
 #define SKIP_KEEP (4u << 20)    /* skips up to this long are kept (NSKIP of them) */
+/* The longest a reader waits for a cursor another one holds before it
+ * inflates on its own: a cursor lost to a fault in the source (the guard
+ * jumps out of inflate) never comes back. */
+#define WAIT_MS 250
 
 struct npz_cursor {
 	z_stream zs;
@@ -41,6 +46,7 @@ static void cursor_free(struct npz_cursor *c)
 
 int npz_inflate_init(struct npz *z)
 {
+	pthread_cond_init(&z->moved, NULL);
 	z->cur = calloc(NCUR, sizeof(*z->cur));
 	return z->cur ? 0 : -ENOMEM;
 }
@@ -53,6 +59,7 @@ void npz_inflate_free(struct npz *z)
 		cursor_free(z->cur[k]);
 	free(z->cur);
 	z->cur = NULL;
+	pthread_cond_destroy(&z->moved);
 }
 
 static struct npz_cursor *cursor_start(uint32_t member, struct mfs_err *err)
@@ -94,10 +101,107 @@ static struct npz_cursor *take(struct npz *z, uint32_t i, uint64_t off)
 	return b;
 }
 
-/* Put c back, evicting the least recently used cursor if the table is full. */
-static void put_back(struct npz *z, struct npz_cursor *c)
+/* Bytes [off, off + len) of member i from a kept skip, copied to out:
+ * true when one holds them all. Under z->lock. */
+static bool from_skip(struct npz *z, uint32_t i, uint64_t off, uint64_t len, uint8_t *out)
+{
+	for (unsigned k = 0; k < NSKIP; k++) {
+		const struct npz_skip *s = &z->skip[k];
+		if (s->buf && s->member == i && off >= s->start && off - s->start <= s->len &&
+		    len <= s->len - (off - s->start)) {
+			memcpy(out, s->buf + (off - s->start), (size_t)len);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* ---- readers taking turns with a cursor --------------------------------- */
+
+/* The position of the best cursor in the table for member i at off (0 when
+ * there is none: a new cursor starts there). Under z->lock. */
+static uint64_t best_pos(const struct npz *z, uint32_t i, uint64_t off)
+{
+	uint64_t have = 0;
+	for (unsigned k = 0; k < NCUR; k++) {
+		const struct npz_cursor *x = z->cur[k];
+		if (x && x->member == i && x->pos <= off && x->pos > have)
+			have = x->pos;
+	}
+	return have;
+}
+
+/* Whether a cursor out of the table will come back at or before off and
+ * past have: waiting for it saves inflating [have, its end) again. Under
+ * z->lock. */
+static bool worth_waiting(const struct npz *z, uint32_t i, uint64_t off, uint64_t have)
+{
+	for (unsigned k = 0; k < NBUSY; k++) {
+		const struct npz_busy *b = &z->busy[k];
+		if (b->id && b->member == i && b->end <= off && b->end > have)
+			return true;
+	}
+	return false;
+}
+
+/* Register a cursor taken out to inflate member i up to end: its id, or 0
+ * when the table is full (then nobody waits for it). Under z->lock. */
+static uint64_t busy_add(struct npz *z, uint32_t i, uint64_t end)
+{
+	for (unsigned k = 0; k < NBUSY; k++) {
+		if (!z->busy[k].id) {
+			z->busy[k] = (struct npz_busy){i, end, ++z->clock};
+			return z->busy[k].id;
+		}
+	}
+	return 0;
+}
+
+/* The cursor registered as id is back or gone: wake the readers waiting.
+ * Under z->lock. */
+static void busy_end(struct npz *z, uint64_t id)
+{
+	for (unsigned k = 0; id && k < NBUSY; k++)
+		if (z->busy[k].id == id)
+			z->busy[k].id = 0;
+	pthread_cond_broadcast(&z->moved);
+}
+
+static void busy_end_locking(struct npz *z, uint64_t id)
 {
 	pthread_mutex_lock(&z->lock);
+	busy_end(z, id);
+	pthread_mutex_unlock(&z->lock);
+}
+
+/* Wait (a while at most) until no cursor out of the table would serve a
+ * read at off better than those in it. Under z->lock; false when the read
+ * is served from a kept skip meanwhile (copied to out). */
+static bool wait_turn(struct npz *z, uint32_t i, uint64_t off, uint64_t len, uint8_t *out)
+{
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_nsec += WAIT_MS * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	for (;;) {
+		if (from_skip(z, i, off, len, out))
+			return false;
+		uint64_t have = best_pos(z, i, off);
+		if (have == off || !worth_waiting(z, i, off, have) ||
+		    pthread_cond_timedwait(&z->moved, &z->lock, &until) == ETIMEDOUT)
+			return true;
+	}
+}
+
+/* Put c back, evicting the least recently used cursor if the table is full,
+ * and end its turn (id). */
+static void put_back(struct npz *z, struct npz_cursor *c, uint64_t id)
+{
+	pthread_mutex_lock(&z->lock);
+	busy_end(z, id);
 	unsigned slot = NCUR;
 	for (unsigned k = 0; k < NCUR && slot == NCUR; k++)
 		if (!z->cur[k])
@@ -178,21 +282,6 @@ static int advance(const struct mfs_model *m, const struct zip_member *zm, struc
 	return 0;
 }
 
-/* Bytes [off, off + len) of member i from a kept skip, copied to out:
- * true when one holds them all. Under z->lock. */
-static bool from_skip(struct npz *z, uint32_t i, uint64_t off, uint64_t len, uint8_t *out)
-{
-	for (unsigned k = 0; k < NSKIP; k++) {
-		const struct npz_skip *s = &z->skip[k];
-		if (s->buf && s->member == i && off >= s->start && off - s->start <= s->len &&
-		    len <= s->len - (off - s->start)) {
-			memcpy(out, s->buf + (off - s->start), (size_t)len);
-			return true;
-		}
-	}
-	return false;
-}
-
 /* Keep what a cursor inflated to skip ahead (another reader is usually about
  * to ask for it: threads rendering alternate windows), replacing the older
  * of the kept skips. */
@@ -213,14 +302,17 @@ int npz_inflate_read(const struct mfs_model *m, uint32_t i, uint64_t off, uint64
 	if (off > zm->usize || len > zm->usize - off)
 		return mfs_error(err, EIO, "internal error: read beyond the member");
 	pthread_mutex_lock(&z->lock);
-	if (from_skip(z, i, off, len, out)) {
+	if (!wait_turn(z, i, off, len, out)) {
 		pthread_mutex_unlock(&z->lock);
 		return 0;
 	}
 	struct npz_cursor *c = take(z, i, off);
+	uint64_t id = busy_add(z, i, off + len);
 	pthread_mutex_unlock(&z->lock);
-	if (!c && !(c = cursor_start(i, err)))
+	if (!c && !(c = cursor_start(i, err))) {
+		busy_end_locking(z, id);
 		return -ENOMEM;
+	}
 	uint64_t gap = off - c->pos;
 	uint8_t *kept = gap && gap <= SKIP_KEEP ? malloc((size_t)gap) : NULL;
 	uint64_t from = c->pos;
@@ -235,9 +327,10 @@ int npz_inflate_read(const struct mfs_model *m, uint32_t i, uint64_t off, uint64
 		r = check_end(m, zm, c, err);
 	if (r < 0 || c->pos == zm->usize) {
 		cursor_free(c);
+		busy_end_locking(z, id);
 		return r;
 	}
-	put_back(z, c);
+	put_back(z, c, id);
 	return 0;
 }
 

@@ -68,13 +68,25 @@ struct npz_skip {
 	uint64_t used;
 };
 
+/* A cursor out of the table, inflating member `member` up to `end`: a
+ * reader of a later part waits for it rather than inflating the same bytes
+ * again (threads rendering alternate windows take turns with one cursor). */
+#define NBUSY 16u
+struct npz_busy {
+	uint32_t member;
+	uint64_t end;
+	uint64_t id;       /* 0: the slot is free */
+};
+
 /* The state of an open .npz (m->priv). */
 struct npz {
 	struct zip_archive zip;
 	struct mfs_npy_head *heads;     /* per member; dtype MFS_DT_INVALID: not a tensor */
 	pthread_mutex_t lock;       /* the inflate cursors */
+	pthread_cond_t moved;       /* a cursor came back (or was dropped) */
 	struct npz_cursor **cur;    /* a few live inflate states (npz_inflate.c) */
 	struct npz_skip skip[NSKIP];
+	struct npz_busy busy[NBUSY];
 	uint64_t clock;
 };
 

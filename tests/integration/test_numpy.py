@@ -6,11 +6,14 @@ leave files that numpy.load reads as exactly the intended arrays and whose
 zip structure zipfile.testzip() finds clean; bad input is refused with the
 source byte-identical; corrupt archives pass through with an errors line."""
 import errno
+import hashlib
 import io
 import os
+import random
 import re
 import struct
 import subprocess
+import threading
 import zipfile
 import zlib
 
@@ -230,6 +233,44 @@ def test_large_deflated():
         eq(error_lines(m), [], "error lines")
 
 
+def test_deflated_concurrent():
+    """Readers of one deflated member at once (several MB): whole values.txt
+    and data from two processes each, and threads reading data at random
+    offsets back and forth; the cache of kept text on and off. Every byte
+    equals the stored member's."""
+    x = np.random.default_rng(9).standard_normal(3 << 20).astype(np.float32)  # 12 MiB
+    raw = x.tobytes()
+    for opts in ([], ["-o", "text_cache=0"]):
+        with Mount([], opts=opts) as m:
+            np.savez(m.s("s.npz"), x=x)
+            np.savez_compressed(m.s("c.npz"), x=x)
+            want = open(os.path.join(tensor_path(m, "s.npz", "x"), "values.txt"), "rb").read()
+            d = tensor_path(m, "c.npz", "x")
+            procs = [subprocess.Popen(["sh", "-c", "cat %s/%s | md5sum" % (d, v)],
+                                      stdout=subprocess.PIPE) for v in ("values.txt", "data") * 2]
+            bad = []
+
+            def reader(seed):
+                rng = random.Random(seed)
+                with open(os.path.join(d, "data"), "rb") as f:
+                    for _ in range(60):
+                        off = rng.randrange(len(raw))
+                        f.seek(off)
+                        n = rng.choice((1, 4096, 1 << 20))
+                        if f.read(n) != raw[off:off + n]:
+                            bad.append(off)
+            ts = [threading.Thread(target=reader, args=(k,)) for k in range(4)]
+            for t in ts:
+                t.start()
+            for t in ts:
+                t.join()
+            eq(bad, [], "data reads at random offsets (%s)" % opts)
+            sums = [p.communicate()[0].split()[0].decode() for p in procs]
+            eq(sums, [hashlib.md5(want).hexdigest(), hashlib.md5(raw).hexdigest()] * 2,
+               "whole values.txt and data, read at once (%s)" % opts)
+            eq(error_lines(m), [], "error lines")
+
+
 def zip64_end(raw):
     """The archive with a zip64 end record and locator, and an end record
     whose fields say "see zip64" (as writers of huge archives do)."""
@@ -446,5 +487,5 @@ def test_data_descriptors():
 
 if __name__ == "__main__":
     run([test_npy_read, test_npz_read, test_npy_edit, test_npy_refused, test_npz_edit_stored,
-         test_npz_edit_compressed, test_large_deflated, test_zip64_end, test_corrupt,
-         test_bad_members, test_data_descriptors])
+         test_npz_edit_compressed, test_large_deflated, test_deflated_concurrent, test_zip64_end,
+         test_corrupt, test_bad_members, test_data_descriptors])
