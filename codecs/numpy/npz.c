@@ -14,7 +14,9 @@
 #include "numpy.h"
 
 /* Fortran-order deflated members are read element by element in logical
- * order, each element a seek in the stream: only small ones get values.txt. */
+ * order, each element a seek in the stream: only small ones get values.txt.
+ * Larger ones show data and data.npy (storage order, read straight through)
+ * and take no edits. */
 #define FORTRAN_DEFLATED_MAX (1u << 20)
 /* Deflated members are inflated whole at open (CRC-32 and sizes checked, so
  * a corrupt small archive is refused with an errors line rather than failing
@@ -163,8 +165,10 @@ static void add_tensor(struct mfs_model *m, struct mfs_dotted *d, uint32_t i)
 		t.swap = 0;  /* deflated_read swaps */
 		t.off = 0;
 		off = UINT64_MAX;
-		if (t.order == MFS_COL_MAJOR && h->bytes > FORTRAN_DEFLATED_MAX)
-			t.flags |= MFS_TF_NODENSE;
+		if (t.order == MFS_COL_MAJOR && h->bytes > FORTRAN_DEFLATED_MAX) {
+			t.flags |= MFS_TF_NOTEXT;
+			t.flags &= (uint8_t)~(MFS_TF_WRITABLE | MFS_TF_RESHAPE | MFS_TF_RETYPE);
+		}
 	}
 	mfs_dotted_add(d, zm->name, zm->name_len - 4, &t, off, h->bytes);
 }

@@ -271,6 +271,33 @@ def test_deflated_concurrent():
             eq(error_lines(m), [], "error lines")
 
 
+def test_large_fortran_deflated():
+    """A Fortran-order deflated member over 1 MiB: no values.txt (its
+    row-major text would seek back and forth in the stream), but data and
+    data.npy in storage order, exact, read-only; a small one keeps all."""
+    w = np.asfortranarray(np.random.default_rng(4).standard_normal((700, 500)))
+    b = np.asfortranarray(np.arange(-3, 3, dtype=">i4").reshape(2, 3))
+    with Mount([]) as m:
+        np.savez_compressed(m.s("f.npz"), w=w, b=b)
+        before = sha(m.s("f.npz"))
+        d = tensor_path(m, "f.npz", "w")
+        eq(sorted(os.listdir(d)), ["data", "data.npy", "dtype", "shape"], "views")
+        a = np.load(os.path.join(d, "data.npy"))
+        check(a.flags.f_contiguous and a.shape == w.shape and a.tobytes(order="F") ==
+              w.tobytes(order="F"), "data.npy")
+        eq(open(os.path.join(d, "data"), "rb").read(), w.tobytes(order="F"), "data")
+        for v in ("data", "data.npy"):
+            try:
+                with open(os.path.join(d, v), "r+b") as f:
+                    f.write(b"x")
+                check(False, v + " took a write")
+            except OSError as e:
+                eq(e.errno in (errno.EACCES, errno.EPERM, errno.EROFS), True, v + " refused")
+        eq(read_text(tensor_path(m, "f.npz", "b"), "values.txt"), "-3 -2 -1\n0 1 2\n", "small one")
+        eq(sha(m.s("f.npz")), before, "source unchanged")
+        eq(error_lines(m), [], "error lines")
+
+
 def zip64_end(raw):
     """The archive with a zip64 end record and locator, and an end record
     whose fields say "see zip64" (as writers of huge archives do)."""
@@ -487,5 +514,6 @@ def test_data_descriptors():
 
 if __name__ == "__main__":
     run([test_npy_read, test_npz_read, test_npy_edit, test_npy_refused, test_npz_edit_stored,
-         test_npz_edit_compressed, test_large_deflated, test_deflated_concurrent, test_zip64_end,
+         test_npz_edit_compressed, test_large_deflated, test_deflated_concurrent,
+         test_large_fortran_deflated, test_zip64_end,
          test_corrupt, test_bad_members, test_data_descriptors])
