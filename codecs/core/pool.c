@@ -66,10 +66,14 @@ unsigned mfs_pool_size(struct mfs_runtime *rt)
 	if (!rt)
 		return 0;
 	struct mfs_workers *w = &rt->workers;
+	unsigned s = w->size1;  /* every read of a sequential reader asks */
+	if (s)
+		return s - 1;
 	pthread_mutex_lock(&w->lock);
 	if (!w->started && !w->stop)
 		start(w);
 	unsigned n = w->stop ? 0 : w->nthreads;
+	w->size1 = n + 1;
 	pthread_mutex_unlock(&w->lock);
 	return n;
 }
@@ -105,6 +109,7 @@ void mfs_workers_stop(struct mfs_workers *w)
 {
 	pthread_mutex_lock(&w->lock);
 	w->stop = true;
+	w->size1 = 1;
 	pthread_cond_broadcast(&w->cond);
 	pthread_mutex_unlock(&w->lock);
 	for (unsigned i = 0; i < w->nthreads; i++)

@@ -21,6 +21,8 @@ struct mfs_workers {
 	pthread_t th[MFS_THREADS_MAX];
 	unsigned nthreads;
 	bool started, stop;
+	_Atomic unsigned size1;     /* nthreads + 1 once started, 1 once stopped, 0
+				       before: mfs_pool_size reads it without the lock */
 };
 
 struct mfs_text_cache {

@@ -12,7 +12,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "buf.h"
 #include "bytes.h"
+#include "json.h"
 #include "numtext.h"
 #include "st_sample.h"
 
@@ -36,90 +38,118 @@ static uint16_t to_bf16(float f)
 	return (uint16_t)((b + 0x7FFFu + ((b >> 16) & 1u)) >> 16);
 }
 
-static int put(char *h, size_t size, size_t *n, const char *s)
+static int add(struct mfs_buf *b, const char *s)
 {
-	size_t l = strlen(s);
-	if (*n + l >= size)
-		return -1;
-	memcpy(h + *n, s, l + 1);
-	*n += l;
-	return 0;
+	return mfs_buf_add(b, s, strlen(s));
 }
 
-/* One shard: tensors t[0..n) (sorted by name), metadata {"format":"pt"}. */
+static int add_u64(struct mfs_buf *b, uint64_t v)
+{
+	char num[24];
+	snprintf(num, sizeof(num), "%llu", (unsigned long long)v);
+	return add(b, num);
+}
+
+/* The JSON text in b (keys in any order) with every object's keys sorted,
+ * compact, into out, and parsed into j. 0 or -1. */
+static int sorted(const struct mfs_buf *b, struct mfs_buf *out, struct mfs_json *j)
+{
+	struct mfs_json in = {0};
+	int r = mfs_json_parse(&in, b->p, b->len) < 0 || mfs_json_dump_sorted(&in, 0, out) < 0 ||
+		mfs_json_parse(j, out->p, out->len) < 0 ? -1 : 0;
+	mfs_json_free(&in);
+	return r;
+}
+
+static int cannot(const char *path, const char *why)
+{
+	fprintf(stderr, "modelfs-gen: cannot write %s: %s\n", path, why);
+	return 1;
+}
+
+/* One shard: tensors t[0..n) (their data in this order), metadata
+ * {"format":"pt"}. */
 static int write_shard(const char *dir, const char *file, const struct st_tensor *t, size_t n,
 		       uint64_t *data_len)
 {
-	char h[4096], item[512];
-	size_t hl = 0;
+	struct mfs_buf b = {0}, h = {0};
+	struct mfs_json j = {0};
 	uint64_t off = 0;
-	int bad = put(h, sizeof(h), &hl, "{\"__metadata__\":{\"format\":\"pt\"}");
+	int bad = add(&b, "{\"__metadata__\":{\"format\":\"pt\"}");
 	for (size_t k = 0; k < n; k++) {
-		char shape[64] = "";
+		bad |= add(&b, ",") | mfs_json_put_string(&b, t[k].name, strlen(t[k].name)) |
+		       add(&b, ":{\"dtype\":") | mfs_json_put_string(&b, t[k].dtype, strlen(t[k].dtype)) |
+		       add(&b, ",\"shape\":[");
 		for (unsigned d = 0; d < t[k].ndim; d++)
-			snprintf(shape + strlen(shape), sizeof(shape) - strlen(shape), "%s%u",
-				 d ? "," : "", t[k].dims[d]);
-		snprintf(item, sizeof(item),
-			 ",\"%s\":{\"data_offsets\":[%llu,%llu],\"dtype\":\"%s\",\"shape\":[%s]}",
-			 t[k].name, (unsigned long long)off, (unsigned long long)(off + t[k].len),
-			 t[k].dtype, shape);
-		bad |= put(h, sizeof(h), &hl, item);
+			bad |= add(&b, d ? "," : "") | add_u64(&b, t[k].dims[d]);
+		bad |= add(&b, "],\"data_offsets\":[") | add_u64(&b, off) | add(&b, ",") |
+		       add_u64(&b, off + t[k].len) | add(&b, "]}");
 		off += t[k].len;
 	}
-	bad |= put(h, sizeof(h), &hl, "}");
-	while (hl % 8)
-		bad |= put(h, sizeof(h), &hl, " ");
+	bad |= add(&b, "}");
+	bad |= bad ? -1 : sorted(&b, &h, &j);
+	mfs_json_free(&j);
+	while (!bad && h.len % 8)
+		bad |= add(&h, " ");
 	char path[4096];
 	snprintf(path, sizeof(path), "%s/%s", dir, file);
 	FILE *f = bad ? NULL : fopen(path, "wb");
+	int r = 0;
 	if (!f) {
-		fprintf(stderr, "modelfs-gen: cannot write %s: %s\n", path,
-			bad ? "header too long" : strerror(errno));
-		return 1;
+		r = cannot(path, bad ? "out of memory" : strerror(errno));
+	} else {
+		uint8_t len8[8];
+		mfs_put_le64(len8, h.len);
+		fwrite(len8, 1, 8, f);
+		fwrite(h.p, 1, h.len, f);
+		for (size_t k = 0; k < n; k++)
+			fwrite(t[k].data, 1, t[k].len, f);
+		if (fclose(f) != 0)
+			r = cannot(path, strerror(errno));
 	}
-	uint8_t len8[8];
-	mfs_put_le64(len8, hl);
-	fwrite(len8, 1, 8, f);
-	fwrite(h, 1, hl, f);
-	for (size_t k = 0; k < n; k++)
-		fwrite(t[k].data, 1, t[k].len, f);
-	if (fclose(f) != 0) {
-		fprintf(stderr, "modelfs-gen: cannot write %s: %s\n", path, strerror(errno));
-		return 1;
-	}
+	mfs_buf_free(&b);
+	mfs_buf_free(&h);
 	*data_len += off;
-	return 0;
+	return r;
 }
 
-/* The index: total_size and weight_map (sorted by tensor name). */
+/* The index: total_size and weight_map (sorted by tensor name), indented
+ * by two spaces. */
 static int write_index(const char *dir, uint64_t total, const struct st_tensor *t1, size_t n1,
 		       const struct st_tensor *t2, size_t n2)
 {
-	const char *names[16], *shards[16];
-	size_t n = 0;
-	for (size_t k = 0; k < n1; k++, n++)
-		names[n] = t1[k].name, shards[n] = SHARD1;
-	for (size_t k = 0; k < n2; k++, n++)
-		names[n] = t2[k].name, shards[n] = SHARD2;
-	for (size_t a = 1; a < n; a++)  /* insertion sort: six names */
-		for (size_t b = a; b > 0 && strcmp(names[b - 1], names[b]) > 0; b--) {
-			const char *x = names[b], *y = shards[b];
-			names[b] = names[b - 1], shards[b] = shards[b - 1];
-			names[b - 1] = x, shards[b - 1] = y;
-		}
+	struct mfs_buf b = {0}, c = {0}, out = {0};
+	struct mfs_json j = {0};
+	int bad = add(&b, "{");
+	for (size_t k = 0; k < n1 + n2; k++) {
+		const char *name = k < n1 ? t1[k].name : t2[k - n1].name;
+		bad |= add(&b, k ? "," : "") | mfs_json_put_string(&b, name, strlen(name)) |
+		       add(&b, k < n1 ? ":\"" SHARD1 "\"" : ":\"" SHARD2 "\"");
+	}
+	bad |= add(&b, "}");
+	bad |= bad ? -1 : sorted(&b, &c, &j);
+	bad |= add(&out, "{\n  \"metadata\": {\n    \"total_size\": ") | add_u64(&out, total) |
+	       add(&out, "\n  },\n  \"weight_map\": {\n");
+	for (uint32_t e = bad ? MFS_JSON_NIL : j.v[0].first; e != MFS_JSON_NIL; e = j.v[e].next) {
+		const char *key = mfs_json_key(&j, e), *val = mfs_json_text(&j, e);
+		bad |= add(&out, "    ") | mfs_json_put_string(&out, key, j.v[e].keylen) |
+		       add(&out, ": ") | mfs_json_put_string(&out, val, j.v[e].textlen) |
+		       add(&out, j.v[e].next != MFS_JSON_NIL ? ",\n" : "\n");
+	}
+	bad |= add(&out, "  }\n}\n");
+	mfs_json_free(&j);
 	char path[4096];
 	snprintf(path, sizeof(path), "%s/model.safetensors.index.json", dir);
-	FILE *f = fopen(path, "w");
-	if (!f) {
-		fprintf(stderr, "modelfs-gen: cannot write %s: %s\n", path, strerror(errno));
-		return 1;
-	}
-	fprintf(f, "{\n  \"metadata\": {\n    \"total_size\": %llu\n  },\n  \"weight_map\": {\n",
-		(unsigned long long)total);
-	for (size_t k = 0; k < n; k++)
-		fprintf(f, "    \"%s\": \"%s\"%s\n", names[k], shards[k], k + 1 < n ? "," : "");
-	fprintf(f, "  }\n}\n");
-	return fclose(f) != 0;
+	FILE *f = bad ? NULL : fopen(path, "w");
+	int r = 0;
+	if (!f)
+		r = cannot(path, bad ? "out of memory" : strerror(errno));
+	else if ((fwrite(out.p, 1, out.len, f) != out.len) | (fclose(f) != 0))
+		r = cannot(path, strerror(errno));
+	mfs_buf_free(&b);
+	mfs_buf_free(&c);
+	mfs_buf_free(&out);
+	return r;
 }
 
 int gen_st_sample(const char *dir)
