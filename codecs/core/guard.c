@@ -36,7 +36,10 @@ static void on_sigbus(int sig, siginfo_t *si, void *uc)
 
 static void install(void)
 {
-	struct sigaction sa;
+	struct sigaction sa, now;
+	if (sigaction(SIGBUS, NULL, &now) == 0 && (now.sa_flags & SA_SIGINFO) &&
+	    now.sa_sigaction == on_sigbus)
+		return;  /* ours already: chaining to ourselves would loop */
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_sigbus;
 	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
@@ -44,15 +47,27 @@ static void install(void)
 	sigaction(SIGBUS, &sa, &previous);
 }
 
+void mfs_guard_install(void)
+{
+	pthread_once(&once, install);
+	install();
+}
+
 int mfs_guarded(int (*fn)(void *arg), void *arg, struct mfs_err *err)
 {
 	pthread_once(&once, install);
 	struct guard g;
 	g.prev = top;
-	/* The mask needs no saving (a syscall on every call): SIGBUS is
-	 * delivered with SA_NODEFER and an empty sa_mask, so nothing is
-	 * blocked when the handler jumps back here. */
+	/* The mask is not saved (a syscall on every call). SIGBUS is
+	 * delivered with SA_NODEFER, but a sanitizer's own handler, or ours
+	 * installed again through signal() by a test framework, blocks it
+	 * while the handler runs: unblocked here, on the rare way back, so
+	 * that a second fault is caught as the first. */
 	if (sigsetjmp(g.jb, 0)) {
+		sigset_t bus;
+		sigemptyset(&bus);
+		sigaddset(&bus, SIGBUS);
+		pthread_sigmask(SIG_UNBLOCK, &bus, NULL);
 		top = g.prev;
 		return mfs_error(err, EIO, "the source file shrank while it was being read");
 	}

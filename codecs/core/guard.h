@@ -11,5 +11,9 @@
  * would leak (model building allocates from the model, which the caller frees
  * on error). Nested calls are fine. */
 int mfs_guarded(int (*fn)(void *arg), void *arg, struct mfs_err *err);
+/* Install the SIGBUS handler again, in front of one installed since (a test
+ * framework's, which then gets the faults outside mfs_guarded());
+ * mfs_guarded() installs it once by itself. */
+void mfs_guard_install(void);
 
 #endif

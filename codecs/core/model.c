@@ -265,7 +265,7 @@ int mfs_attach_tensor(struct mfs_model *m, mfs_id dir, const struct mfs_tensor *
 	add_view(m, dir, "shape", MFS_V_SHAPE, ti, 0);
 	add_view(m, dir, "dtype", MFS_V_DTYPE, ti, 0);
 	bool dense = !(t.flags & MFS_TF_NODENSE);
-	if (di->numeric && dense && !(t.flags & MFS_TF_NOTEXT))
+	if (di->numeric && dense)
 		add_view(m, dir, "values.txt", MFS_V_VALUES, ti, wr);
 	if (!(t.flags & (MFS_TF_NODATA | MFS_TF_NODENSE)))
 		add_view(m, dir, "data", MFS_V_DATA, ti, wr);

@@ -80,10 +80,6 @@ enum mfs_order { MFS_ROW_MAJOR = 0, MFS_COL_MAJOR = 1 };
 #define MFS_TF_TNAME    0x40u  /* `dtype` shows tname, the format's own element type,
 				  whose values the views show as dtype (GGUF's q4_k
 				  blocks shown as float32: values.txt, data.npy) */
-#define MFS_TF_NOTEXT   0x80u  /* no values.txt: its row-major order cannot be read
-				  from the storage in bounded time and memory (a
-				  column-major array in a compressed stream); data and
-				  data.npy, in storage order, are shown */
 
 struct mfs_model;
 struct mfs_tensor;

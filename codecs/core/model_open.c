@@ -49,6 +49,7 @@ static struct mfs_model *model_new(const char *name)
 	mfs_arena_init(&im->arena);
 	pthread_mutex_init(&im->cache_lock, NULL);
 	mfs_bands_init(&im->bands);
+	mfs_sbands_init(&im->sbands);
 	m->name = mfs_model_strdup(m, name, strlen(name));
 	if (!m->name) {
 		mfs_model_free(m);
@@ -83,6 +84,7 @@ void mfs_model_free(struct mfs_model *m)
 	free(m->frames);
 	pthread_mutex_destroy(&im->cache_lock);
 	mfs_bands_free(&im->bands);
+	mfs_sbands_free(&im->sbands);
 	mfs_arena_free(&im->arena);
 	free(im);
 	free(m);

@@ -56,16 +56,8 @@ int mfs_tensor_gather(const struct mfs_model *m, const struct mfs_tensor *t, uin
 		return 0;
 	unsigned es = t->esize;
 	uint8_t *o = out;
-	if (t->ops) {
-		/* Custom column-major storage: element by element. */
-		for (uint64_t i = 0; i < count; i++) {
-			int r = mfs_tensor_read_storage(m, t, mfs_tensor_storage_index(t, first + i),
-							1, o + i * es, err);
-			if (r < 0)
-				return r;
-		}
-		return 0;
-	}
+	if (t->ops)  /* custom column-major storage: read in order, by bands */
+		return mfs_colstream_gather(m, t, first, count, o, err);
 	const uint8_t *src = m->base + t->off;
 	/* Column-major storage of (d0, ..., dn-1) read in row-major order:
 	 * bands of rows for 2-D, a gather (the reversed dims' order) else. */

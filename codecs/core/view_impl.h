@@ -63,7 +63,10 @@ struct mfs_chunked {
 	uint64_t kept_used;         /* when last read (monotonic seconds) */
 	struct mfs_chunked *keep_prev, *keep_next;  /* views keeping text, oldest first */
 	bool keep_linked;
-	struct mfs_runtime *keep_rt;  /* whose budget counts the kept text (set once) */
+	/* The runtime whose list holds this view and whose budget counts its
+	 * kept text (set once, NULL: never kept): the reaper reaches views
+	 * through that list, and a view freed with its model leaves it. */
+	struct mfs_runtime *keep_rt;
 };
 
 int mfs_chunked_init(struct mfs_chunked *c, const void *obj, mfs_chunk_fn render,
@@ -128,6 +131,11 @@ void mfs_transpose(const uint8_t *in, uint64_t is, uint8_t *out, uint64_t os, ui
  * logical order, not swapped. */
 void mfs_colmajor_gather(const struct mfs_model *m, const struct mfs_tensor *t, uint64_t first,
 			 uint64_t count, uint8_t *out);
+/* Elements [first, first + count) of the column-major tensor t in custom
+ * storage (ops) in logical order, by bands each filled in one pass over
+ * the storage (colstream.c). */
+int mfs_colstream_gather(const struct mfs_model *m, const struct mfs_tensor *t, uint64_t first,
+			 uint64_t count, uint8_t *out, struct mfs_err *err);
 /* Reorder the elements of an array of this shape between row-major and
  * column-major order (to_col: in is row-major, out column-major). */
 void mfs_reorder(const uint64_t *dims, uint32_t ndim, unsigned es, const void *in, void *out,

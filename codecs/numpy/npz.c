@@ -13,11 +13,6 @@
 #include "dotted.h"
 #include "numpy.h"
 
-/* Fortran-order deflated members are read element by element in logical
- * order, each element a seek in the stream: only small ones get values.txt.
- * Larger ones show data and data.npy (storage order, read straight through)
- * and take no edits. */
-#define FORTRAN_DEFLATED_MAX (1u << 20)
 /* Deflated members are inflated whole at open (CRC-32 and sizes checked, so
  * a corrupt small archive is refused with an errors line rather than failing
  * reads) up to this many uncompressed bytes per archive; the rest are
@@ -158,17 +153,13 @@ static void add_tensor(struct mfs_model *m, struct mfs_dotted *d, uint32_t i)
 	npy_tensor(h, zm->data_off + h->data_off, &t);
 	t.tag = i;
 	uint64_t off = t.off;
-	if (zm->flags & 8)  /* sizes in a data descriptor: stored values patched in place */
-		t.flags = zm->method == 0 && zm->dd_crc_at ? MFS_TF_WRITABLE : 0;
+	if ((zm->flags & 8) && !zm->dd_len)  /* a data descriptor not found whole */
+		t.flags = 0;
 	if (zm->method == 8) {
 		t.ops = &npz_deflated_ops;
 		t.swap = 0;  /* deflated_read swaps */
 		t.off = 0;
 		off = UINT64_MAX;
-		if (t.order == MFS_COL_MAJOR && h->bytes > FORTRAN_DEFLATED_MAX) {
-			t.flags |= MFS_TF_NOTEXT;
-			t.flags &= (uint8_t)~(MFS_TF_WRITABLE | MFS_TF_RESHAPE | MFS_TF_RETYPE);
-		}
 	}
 	mfs_dotted_add(d, zm->name, zm->name_len - 4, &t, off, h->bytes);
 }

@@ -68,9 +68,41 @@ static int put_field(uint8_t *dst, uint64_t base, uint64_t at, uint64_t off32, u
 	return 0;
 }
 
+/* The local header at d (a copy of the member's) and the data descriptor
+ * at dd (a copy too, when the member has one) given the new CRC-32 and
+ * sizes: where each kept them. */
+static int put_local(const struct zip_member *zm, uint8_t *d, uint8_t *dd, uint64_t clen,
+		     uint64_t usize, uint32_t crc, struct mfs_err *err)
+{
+	int r = 0;
+	if (!(zm->flags & 8) || zm->lh_crc)
+		mfs_put_le32(d + 14, crc);
+	if (!(zm->flags & 8) || zm->lh_sizes) {
+		r = put_field(d, zm->local_off, zm->lh_csize_at, 18, clen, err);
+		if (r == 0)
+			r = put_field(d, zm->local_off, zm->lh_usize_at, 22, usize, err);
+	}
+	if (r < 0 || !(zm->flags & 8))
+		return r;
+	uint8_t *c = dd + (zm->dd_crc_at - (zm->data_off + zm->csize));
+	mfs_put_le32(c, crc);
+	if (dd + zm->dd_len - c == 20) {
+		mfs_put_le64(c + 4, clen);
+		mfs_put_le64(c + 12, usize);
+	} else if (clen >= 0xFFFFFFFFu || usize >= 0xFFFFFFFFu) {
+		return mfs_error(err, EFBIG, "the member's data descriptor has no room for %llu bytes",
+				 (unsigned long long)usize);
+	} else {
+		mfs_put_le32(c + 4, (uint32_t)clen);
+		mfs_put_le32(c + 8, (uint32_t)usize);
+	}
+	return 0;
+}
+
 /* Member i's data becomes data[0, clen) (uncompressed usize bytes, CRC crc):
- * its local header and data, and everything from the central directory on
- * (offsets after the member move by the change of length). */
+ * its local header, data and data descriptor, and everything from the
+ * central directory on (offsets after the member move by the change of
+ * length). */
 static int replace_member(const struct mfs_model *m, uint32_t i, const uint8_t *data,
 			  uint64_t clen, uint64_t usize, uint32_t crc, struct mfs_patch *p,
 			  struct mfs_err *err)
@@ -78,16 +110,14 @@ static int replace_member(const struct mfs_model *m, uint32_t i, const uint8_t *
 	const struct npz *z = m->priv;
 	const struct zip_archive *a = &z->zip;
 	const struct zip_member *zm = &a->mem[i];
-	uint64_t lh = zm->data_off - zm->local_off;
-	uint8_t *d = mfs_patch_alloc(p, zm->local_off, lh + zm->csize, lh + clen);
+	uint64_t lh = zm->data_off - zm->local_off, ddl = zm->flags & 8 ? zm->dd_len : 0;
+	uint8_t *d = mfs_patch_alloc(p, zm->local_off, lh + zm->csize + ddl, lh + clen + ddl);
 	if (!d)
 		return mfs_error(err, ENOMEM, "out of memory");
 	memcpy(d, m->base + zm->local_off, (size_t)lh);
 	memcpy(d + lh, data, (size_t)clen);
-	mfs_put_le32(d + 14, crc);
-	int r = put_field(d, zm->local_off, zm->lh_csize_at, 18, clen, err);
-	if (r == 0)
-		r = put_field(d, zm->local_off, zm->lh_usize_at, 22, usize, err);
+	memcpy(d + lh + clen, m->base + zm->data_off + zm->csize, ddl);
+	int r = put_local(zm, d, d + lh + clen, clen, usize, crc, err);
 	if (r < 0)
 		return r;
 	/* The member moves nothing before it; what follows shifts by delta. */
@@ -208,8 +238,8 @@ int npz_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_patch *p,
 	const struct mfs_tensor *t = &m->tensors[e->tensor];
 	uint32_t i = (uint32_t)t->tag;
 	const struct zip_member *zm = &z->zip.mem[i];
-	if ((zm->flags & 8) && (zm->method != 0 || e->reshape || !zm->dd_crc_at))
-		return mfs_error(err, EROFS, "the member's sizes are in a data descriptor: only its values can be edited, in place, when it is stored");
+	if ((zm->flags & 8) && !zm->dd_len)
+		return mfs_error(err, EROFS, "the member's sizes are in a data descriptor that was not found whole after its data");
 	if (zm->method == 0 && !e->reshape) {
 		size_t from = p->n;
 		int r = mfs_patch_raw_runs(p, t, e, err);

@@ -5,9 +5,10 @@
  * nearest cursor at or before its offset out of the table (a copy of it
  * when it must skip ahead, so that a reader behind keeps the original),
  * inflates without the lock and puts it back; a fault in the source (a
- * truncated file) then loses only that cursor. Inflation never goes past
- * the member's declared compressed or uncompressed size, and the end of a
- * member checks the stream's end, its sizes and its CRC-32. */
+ * truncated file) then loses only that cursor, and ends its turn.
+ * Inflation never goes past the member's declared compressed or
+ * uncompressed size, and the end of a member checks the stream's end, its
+ * sizes and its CRC-32. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,14 +16,14 @@
 #include <zlib.h>
 
 #include "bytes.h"
+#include "guard.h"
 #include "numpy.h"
 
 #define NCUR 4u                 /* cursors kept per archive */
 #define SCRATCH 16384u          /* skipped bytes are inflated into this */
 #define SKIP_KEEP (4u << 20)    /* skips up to this long are kept (NSKIP of them) */
 /* The longest a reader waits for a cursor another one holds before it
- * inflates on its own: a cursor lost to a fault in the source (the guard
- * jumps out of inflate) never comes back. */
+ * inflates on its own (a reader stuck in a slow source). */
 #define WAIT_MS 250
 
 struct npz_cursor {
@@ -294,6 +295,32 @@ static void keep_skip(struct npz *z, uint32_t i, uint64_t start, uint64_t len, u
 	pthread_mutex_unlock(&z->lock);
 }
 
+/* One read's inflating: the gap to its offset (into kept, or discarded),
+ * then its bytes, then the end of the member checked if reached. */
+struct inflate_call {
+	const struct mfs_model *m;
+	const struct zip_member *zm;
+	struct npz_cursor *c;
+	uint8_t *kept;
+	uint64_t gap;
+	uint8_t *out;
+	uint64_t len;
+	bool skipped;      /* the gap is inflated (into kept) */
+	struct mfs_err *err;
+};
+
+static int run_inflate(void *arg)
+{
+	struct inflate_call *a = arg;
+	int r = advance(a->m, a->zm, a->c, a->kept, a->gap, a->err);
+	a->skipped = r == 0;
+	if (r == 0)
+		r = advance(a->m, a->zm, a->c, a->out, a->len, a->err);
+	if (r == 0 && a->c->pos == a->zm->usize)
+		r = check_end(a->m, a->zm, a->c, a->err);
+	return r;
+}
+
 int npz_inflate_read(const struct mfs_model *m, uint32_t i, uint64_t off, uint64_t len,
 		     uint8_t *out, struct mfs_err *err)
 {
@@ -313,18 +340,16 @@ int npz_inflate_read(const struct mfs_model *m, uint32_t i, uint64_t off, uint64
 		busy_end_locking(z, id);
 		return -ENOMEM;
 	}
-	uint64_t gap = off - c->pos;
-	uint8_t *kept = gap && gap <= SKIP_KEEP ? malloc((size_t)gap) : NULL;
-	uint64_t from = c->pos;
-	int r = advance(m, zm, c, kept, gap, err);
-	if (kept && r == 0)
-		keep_skip(z, i, from, gap, kept);
+	uint64_t gap = off - c->pos, from = c->pos;
+	struct inflate_call a = {m, zm, c, gap && gap <= SKIP_KEEP ? malloc((size_t)gap) : NULL,
+				 gap, out, len, false, err};
+	/* Under a guard of its own: a fault in the source ends the turn and
+	 * frees the cursor here, rather than leaving readers to wait for it. */
+	int r = mfs_guarded(run_inflate, &a, err);
+	if (a.kept && a.skipped)
+		keep_skip(z, i, from, gap, a.kept);
 	else
-		free(kept);
-	if (r == 0)
-		r = advance(m, zm, c, out, len, err);
-	if (r == 0 && c->pos == zm->usize)
-		r = check_end(m, zm, c, err);
+		free(a.kept);
 	if (r < 0 || c->pos == zm->usize) {
 		cursor_free(c);
 		busy_end_locking(z, id);

@@ -163,14 +163,24 @@ static int read_local(const uint8_t *b, uint64_t limit, struct zip_member *z,
 				 (unsigned long long)(limit - z->data_off));
 	if (z->flags & 8) {
 		/* The data descriptor after the data: its signature (optional),
-		 * then the CRC-32 the central directory has. Found, a stored
-		 * member can be patched in place. */
-		uint64_t dd = z->data_off + z->csize;
+		 * then the CRC-32 the central directory has, then the sizes in 8
+		 * bytes each (zip64) or 4. Found, a stored member can be patched
+		 * in place; found whole, the member can be written again. */
+		uint64_t dd = z->data_off + z->csize, at = 0;
 		if (limit - dd >= 8 && mfs_le32(b + dd) == SIG_DESCRIPTOR && mfs_le32(b + dd + 4) == z->crc)
-			z->dd_crc_at = dd + 4;
+			at = dd + 4;
 		else if (limit - dd >= 4 && mfs_le32(b + dd) == z->crc)
-			z->dd_crc_at = dd;
+			at = dd;
+		z->dd_crc_at = at;
+		if (at && limit - at >= 20 && mfs_le64(b + at + 4) == z->csize &&
+		    mfs_le64(b + at + 12) == z->usize)
+			z->dd_len = (uint32_t)(at + 20 - dd);
+		else if (at && limit - at >= 12 && mfs_le32(b + at + 4) == z->csize &&
+			 mfs_le32(b + at + 8) == z->usize)
+			z->dd_len = (uint32_t)(at + 12 - dd);
 		z->lh_crc = z->crc && mfs_le32(b + l + 14) == z->crc;
+		z->lh_sizes = z->usize && mfs_le32(b + l + 18) == z->csize &&
+			      mfs_le32(b + l + 22) == z->usize;
 		return 0;  /* the local sizes are unused */
 	}
 	bool want[3] = {mfs_le32(b + l + 22) == 0xFFFFFFFFu, mfs_le32(b + l + 18) == 0xFFFFFFFFu,

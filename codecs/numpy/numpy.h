@@ -38,10 +38,12 @@ struct zip_member {
 	uint64_t cd_usize_at, cd_csize_at, cd_off_at;
 	uint64_t lh_usize_at, lh_csize_at;
 	/* flags bit 3 (a data descriptor after the data holds CRC and sizes):
-	 * where its CRC-32 is (0: not found), and whether the local header
-	 * holds the CRC-32 too (some writers fill both). */
+	 * where its CRC-32 is (0: not found), its whole length (0: its sizes
+	 * were not found after the CRC-32), and whether the local header holds
+	 * the CRC-32 and the sizes too (some writers fill both). */
 	uint64_t dd_crc_at;
-	bool lh_crc;
+	uint32_t dd_len;
+	bool lh_crc, lh_sizes;
 };
 
 struct zip_archive {

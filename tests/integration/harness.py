@@ -16,6 +16,9 @@ BIN = os.environ.get("MFS_BIN", "build/fs/modelfs")
 VALGRIND = ["valgrind", "-q", "--error-exitcode=99", "--leak-check=full",
             "--errors-for-leak-kinds=definite", "--show-leak-kinds=definite",
             "--track-fds=no"] if os.environ.get("MFS_VALGRIND") == "1" else []
+# The daemon runs slowly (valgrind, or a sanitizer's build: scripts/test sets
+# their options): tests that only repeat a path size themselves down.
+SLOW = bool(VALGRIND or os.environ.get("ASAN_OPTIONS") or os.environ.get("TSAN_OPTIONS"))
 DATA = os.environ.get("MFS_TEST_DATA", os.path.join(os.path.dirname(__file__), "..", "data"))
 
 

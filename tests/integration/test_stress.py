@@ -145,17 +145,19 @@ class Safetensors:
 
 
 class Npz:
-    """An archive of members w and b, written by NumPy (stored or deflated)."""
-    order = "C"
+    """An archive of members w and b, written by NumPy (stored or deflated;
+    w in C or Fortran order)."""
 
-    def __init__(self, compressed):
+    def __init__(self, compressed, fortran=False):
         self.compressed = compressed
-        self.file = "m-z.npz" if compressed else "m.npz"
+        self.order = "F" if fortran else "C"
+        self.file = "m%s%s.npz" % ("-z" if compressed else "", "-f" if fortran else "")
 
     def write(self, path, a):
         save = np.savez_compressed if self.compressed else np.savez
+        w = a.astype("<f4")
         with open(path, "wb") as f:
-            save(f, w=a.astype("<f4"), b=np.arange(5))
+            save(f, w=np.asfortranarray(w) if self.order == "F" else w, b=np.arange(5))
 
     def tensor(self):
         return (self.file, "tensors", "w")
@@ -351,11 +353,14 @@ def test_gguf():
 def test_formats_uncached_and_large():
     """values.txt of each other format's tensor with the text cache off
     (every read renders), then of a 600x1000 tensor (~5 MB of text, read
-    ahead in windows; the deflated archive re-compressed at each commit)."""
+    ahead in windows; the deflated archive re-compressed at each commit);
+    and of a Fortran-order deflated member that size (read by bands, each a
+    pass over the stream, while writers replace it)."""
     for fmt in (Safetensors(), Npz(True), Gguf()):
         stress("values.txt", SHAPE, 4, 2, ["-o", "text_cache=0"], fmt=fmt,
                seconds=FORMAT_SECONDS)
         stress("values.txt", (600, 1000), 3, 2, fmt=fmt, seconds=FORMAT_SECONDS)
+    stress("values.txt", (600, 1000), 3, 2, fmt=Npz(True, fortran=True), seconds=FORMAT_SECONDS)
 
 
 if __name__ == "__main__":

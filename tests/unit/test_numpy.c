@@ -3,7 +3,8 @@
  * ones refused); the samples NumPy wrote (tests/data/numpy) read as
  * expected; edits as patches: .npy values in place, a new shape; .npz
  * stored members with their CRC-32 in both headers; deflated members
- * written again; zip structures that lie refused. */
+ * written again; zip structures that lie refused; a source that shrinks
+ * under a deflated member's reads fails them (EIO), again and again. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,13 +12,17 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "bytes.h"
+#include "guard.h"
 #include "helpers.h"
+#include "runtime.h"
 
 /* A .npy v1.0 file of a header dict (as given) and data. */
 static uint8_t *npy_file(const char *dict, const void *data, size_t len, size_t *outlen)
@@ -242,6 +247,50 @@ static void test_npz_bad(void **state)
 	free(b);
 }
 
+/* An archive with a deflated Fortran-order member of 480 KB (random, so the
+ * file is mapped rather than read into memory) in a file, truncated under
+ * the model: its values.txt (bands over the stream) and data fail with EIO,
+ * each time, and nothing is left waiting. */
+static void test_npz_shrunk(void **state)
+{
+	(void)state;
+	static const char dict[] = "{'descr': '<f8', 'fortran_order': True, 'shape': (300, 200), }";
+	uint64_t seed = 7;
+	double *v = malloc(300 * 200 * sizeof(double));
+	assert_non_null(v);
+	for (int i = 0; i < 300 * 200; i++)
+		v[i] = (double)(int64_t)trand(&seed) / 1e9;
+	size_t nl, n;
+	uint8_t *npy = npy_file(dict, v, 300 * 200 * sizeof(double), &nl);
+	struct mfs_model *m = topen("numpy/compressed.npz");
+	uint8_t *out = NULL;
+	struct mfs_err err = {0};
+	assert_int_equal(twrite(m, "tensors/fort/data.npy", npy, nl, &out, &n, &err), 0);
+	tclose(m);
+	char path[] = "/tmp/mfs-shrunk-XXXXXX.npz";
+	int fd = mkstemps(path, 4);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, out, n), (ssize_t)n);
+	assert_int_equal(mfs_model_open(&m, AT_FDCWD, path, NULL, &err), 0);
+	mfs_model_set_runtime(m, truntime());
+	mfs_guard_install();  /* in front of cmocka's own, set for each test */
+	assert_int_equal(ftruncate(fd, 4096), 0);
+	char buf[4096];
+	static const char *const views[] = {"tensors/fort/values.txt", "tensors/fort/data"};
+	for (int k = 0; k < 6; k++) {
+		ssize_t r = mfs_view_read(m, tnode(m, views[k % 2]), 0, sizeof(buf), buf, NULL, &err);
+		assert_int_equal(r, -EIO);
+		assert_non_null(strstr(err.msg, "shrank"));
+		mfs_err_clear(&err);
+	}
+	mfs_model_free(m);
+	close(fd);
+	unlink(path);
+	free(out);
+	free(npy);
+	free(v);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -251,6 +300,7 @@ int main(void)
 		cmocka_unit_test(test_npz_stored_edit),
 		cmocka_unit_test(test_npz_deflated),
 		cmocka_unit_test(test_npz_bad),
+		cmocka_unit_test(test_npz_shrunk),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
