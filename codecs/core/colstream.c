@@ -203,23 +203,17 @@ static struct mfs_sband *find(struct mfs_sbands *bs, const struct mfs_tensor *t,
 	return NULL;
 }
 
-/* The least recently used band not being filled, or NULL. Under bs->lock. */
-static struct mfs_sband *victim(struct mfs_sbands *bs)
+/* The least recently used band not being filled (and, if spare, not
+ * filled either), or NULL. Under bs->lock. */
+static struct mfs_sband *slot(struct mfs_sbands *bs, bool spare)
 {
 	struct mfs_sband *v = NULL;
-	for (int i = 0; i < MFS_NSBANDS; i++)
-		if (!bs->b[i].filling && (!v || bs->b[i].used < v->used))
-			v = &bs->b[i];
+	for (int i = 0; i < MFS_NSBANDS; i++) {
+		struct mfs_sband *b = &bs->b[i];
+		if (!b->filling && !(spare && b->ready) && (!v || b->used < v->used))
+			v = b;
+	}
 	return v;
-}
-
-/* A band neither filled nor being filled, or NULL. Under bs->lock. */
-static struct mfs_sband *unused(struct mfs_sbands *bs)
-{
-	for (int i = 0; i < MFS_NSBANDS; i++)
-		if (!bs->b[i].ready && !bs->b[i].filling)
-			return &bs->b[i];
-	return NULL;
 }
 
 /* Band b becomes [lo, hi) of t, to be filled. 0 or -ENOMEM. Under bs->lock. */
@@ -251,7 +245,7 @@ static int claim(const struct mfs_model *m, struct mfs_sbands *bs, struct mfs_sb
 	band_of(t, bs->band_bytes, first, &lo, &hi);
 	if (take(v, t, lo, hi) < 0)
 		return mfs_error(err, ENOMEM, "out of memory");
-	while (n < MFS_NSBANDS && hi < t->nelem && !find(bs, t, hi) && (next = unused(bs))) {
+	while (n < MFS_NSBANDS && hi < t->nelem && !find(bs, t, hi) && (next = slot(bs, true))) {
 		band_of(t, bs->band_bytes, hi, &lo, &hi);
 		if (take(next, t, lo, hi) < 0)
 			break;
@@ -290,7 +284,7 @@ int mfs_colstream_gather(const struct mfs_model *m, const struct mfs_tensor *t, 
 			out += n * es;
 			first += n;
 			count -= n;
-		} else if (b || !(b = victim(bs))) {
+		} else if (b || !(b = slot(bs, false))) {
 			pthread_cond_wait(&bs->done, &bs->lock);  /* a band being filled */
 		} else {
 			r = claim(m, bs, b, t, first, err);

@@ -9,6 +9,7 @@
  * every run (test_safetensors checks them against the committed ones). */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -51,12 +52,11 @@ static int add_u64(struct mfs_buf *b, uint64_t v)
 }
 
 /* The JSON text in b (keys in any order) with every object's keys sorted,
- * compact, into out, and parsed into j. 0 or -1. */
-static int sorted(const struct mfs_buf *b, struct mfs_buf *out, struct mfs_json *j)
+ * compact, into out. 0 or -1. */
+static int sorted(const struct mfs_buf *b, struct mfs_buf *out)
 {
 	struct mfs_json in = {0};
-	int r = mfs_json_parse(&in, b->p, b->len) < 0 || mfs_json_dump_sorted(&in, 0, out) < 0 ||
-		mfs_json_parse(j, out->p, out->len) < 0 ? -1 : 0;
+	int r = mfs_json_parse(&in, b->p, b->len) < 0 || mfs_json_dump_sorted(&in, 0, out) < 0 ? -1 : 0;
 	mfs_json_free(&in);
 	return r;
 }
@@ -73,7 +73,6 @@ static int write_shard(const char *dir, const char *file, const struct st_tensor
 		       uint64_t *data_len)
 {
 	struct mfs_buf b = {0}, h = {0};
-	struct mfs_json j = {0};
 	uint64_t off = 0;
 	int bad = add(&b, "{\"__metadata__\":{\"format\":\"pt\"}");
 	for (size_t k = 0; k < n; k++) {
@@ -87,8 +86,7 @@ static int write_shard(const char *dir, const char *file, const struct st_tensor
 		off += t[k].len;
 	}
 	bad |= add(&b, "}");
-	bad |= bad ? -1 : sorted(&b, &h, &j);
-	mfs_json_free(&j);
+	bad |= bad ? -1 : sorted(&b, &h);
 	while (!bad && h.len % 8)
 		bad |= add(&h, " ");
 	char path[4096];
@@ -113,31 +111,36 @@ static int write_shard(const char *dir, const char *file, const struct st_tensor
 	return r;
 }
 
+/* A weight_map entry: a tensor and its shard. */
+struct entry {
+	const char *name, *shard;
+};
+
+static int cmp_entry(const void *a, const void *b)
+{
+	return strcmp(((const struct entry *)a)->name, ((const struct entry *)b)->name);
+}
+
 /* The index: total_size and weight_map (sorted by tensor name), indented
  * by two spaces. */
 static int write_index(const char *dir, uint64_t total, const struct st_tensor *t1, size_t n1,
 		       const struct st_tensor *t2, size_t n2)
 {
-	struct mfs_buf b = {0}, c = {0}, out = {0};
-	struct mfs_json j = {0};
-	int bad = add(&b, "{");
-	for (size_t k = 0; k < n1 + n2; k++) {
-		const char *name = k < n1 ? t1[k].name : t2[k - n1].name;
-		bad |= add(&b, k ? "," : "") | mfs_json_put_string(&b, name, strlen(name)) |
-		       add(&b, k < n1 ? ":\"" SHARD1 "\"" : ":\"" SHARD2 "\"");
-	}
-	bad |= add(&b, "}");
-	bad |= bad ? -1 : sorted(&b, &c, &j);
+	struct mfs_buf out = {0};
+	struct entry *e = calloc(n1 + n2, sizeof(*e));
+	int bad = e ? 0 : -1;
+	for (size_t k = 0; e && k < n1 + n2; k++)
+		e[k] = k < n1 ? (struct entry){t1[k].name, SHARD1} : (struct entry){t2[k - n1].name, SHARD2};
+	if (e)
+		qsort(e, n1 + n2, sizeof(*e), cmp_entry);
 	bad |= add(&out, "{\n  \"metadata\": {\n    \"total_size\": ") | add_u64(&out, total) |
 	       add(&out, "\n  },\n  \"weight_map\": {\n");
-	for (uint32_t e = bad ? MFS_JSON_NIL : j.v[0].first; e != MFS_JSON_NIL; e = j.v[e].next) {
-		const char *key = mfs_json_key(&j, e), *val = mfs_json_text(&j, e);
-		bad |= add(&out, "    ") | mfs_json_put_string(&out, key, j.v[e].keylen) |
-		       add(&out, ": ") | mfs_json_put_string(&out, val, j.v[e].textlen) |
-		       add(&out, j.v[e].next != MFS_JSON_NIL ? ",\n" : "\n");
-	}
+	for (size_t k = 0; !bad && k < n1 + n2; k++)
+		bad |= add(&out, "    ") | mfs_json_put_string(&out, e[k].name, strlen(e[k].name)) |
+		       add(&out, ": \"") | add(&out, e[k].shard) |
+		       add(&out, k + 1 < n1 + n2 ? "\",\n" : "\"\n");
 	bad |= add(&out, "  }\n}\n");
-	mfs_json_free(&j);
+	free(e);
 	char path[4096];
 	snprintf(path, sizeof(path), "%s/model.safetensors.index.json", dir);
 	FILE *f = bad ? NULL : fopen(path, "w");
@@ -146,8 +149,6 @@ static int write_index(const char *dir, uint64_t total, const struct st_tensor *
 		r = cannot(path, bad ? "out of memory" : strerror(errno));
 	else if ((fwrite(out.p, 1, out.len, f) != out.len) | (fclose(f) != 0))
 		r = cannot(path, strerror(errno));
-	mfs_buf_free(&b);
-	mfs_buf_free(&c);
 	mfs_buf_free(&out);
 	return r;
 }

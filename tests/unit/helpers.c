@@ -142,6 +142,23 @@ struct mfs_model *topen_mem(const void *buf, size_t len, const char *name,
 	return m;
 }
 
+int tst1_bid(const uint8_t *h, size_t n, uint64_t size, const char *name)
+{
+	(void)size;
+	(void)name;
+	return n >= 4 && memcmp(h, "TST1", 4) == 0 ? 32 : 0;
+}
+
+struct mfs_model *topen_tst1(const struct mfs_codec *c, const char *name)
+{
+	static const uint8_t dummy[4] = "TST1";
+	struct mfs_model *m;
+	struct mfs_err err = {0};
+	if (mfs_model_open_mem(&m, dummy, 4, name, NULL, 0, c, &err))
+		fail_msg("open %s: %s", name, err.msg);
+	return m;
+}
+
 void tclose(struct mfs_model *m)
 {
 	for (struct owned **p = &owned_list; *p; p = &(*p)->next) {

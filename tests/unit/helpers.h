@@ -28,6 +28,12 @@ int topen_fail(const char *rel, struct mfs_err *err);
 struct mfs_model *topen_mem(const void *buf, size_t len, const char *name,
 			    const void *side, size_t side_len);
 void tclose(struct mfs_model *m);
+/* A test codec's bid: 32 for bytes starting "TST1", else 0. */
+int tst1_bid(const uint8_t *h, size_t n, uint64_t size, const char *name);
+/* Open the 4 bytes "TST1" as name with codec c (whose open builds the tree
+ * from the test's own state); fails the test on error. Free with
+ * mfs_model_close. */
+struct mfs_model *topen_tst1(const struct mfs_codec *c, const char *name);
 /* The runtime the helpers give every model they open (created on first use,
  * stopped at exit). */
 struct mfs_runtime *truntime(void);

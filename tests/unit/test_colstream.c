@@ -34,13 +34,6 @@ static int store_read(const struct mfs_model *m, const struct mfs_tensor *t, uin
 }
 static const struct mfs_tensor_ops store_ops = {store_read, NULL};
 
-static int cs_bid(const uint8_t *h, size_t n, uint64_t size, const char *name)
-{
-	(void)size;
-	(void)name;
-	return n >= 4 && memcmp(h, "TST1", 4) == 0 ? 32 : 0;
-}
-
 static int cs_open(struct mfs_model *m, struct mfs_err *err)
 {
 	(void)err;
@@ -50,7 +43,7 @@ static int cs_open(struct mfs_model *m, struct mfs_err *err)
 	return 0;
 }
 
-static const struct mfs_codec cs_codec = {.name = "colstream", .bid = cs_bid, .open = cs_open};
+static const struct mfs_codec cs_codec = {.name = "colstream", .bid = tst1_bid, .open = cs_open};
 
 struct model {
 	struct mfs_model *m;
@@ -63,13 +56,10 @@ static struct model open_case(uint8_t dtype, uint32_t nd, const uint64_t *dims, 
 			      uint64_t piece, uint64_t *seed)
 {
 	struct model c;
-	struct mfs_err err = {0};
-	static const uint8_t dummy[4] = "TST1";
 	cur_dtype = dtype;
 	cur_ndim = nd;
 	memcpy(cur_dims, dims, nd * sizeof(*dims));
-	if (mfs_model_open_mem(&c.m, dummy, 4, "cs", NULL, 0, &cs_codec, &err))
-		fail_msg("open: %s", err.msg);
+	c.m = topen_tst1(&cs_codec, "cs");
 	c.m->impl->sbands.band_bytes = band;
 	c.m->impl->sbands.piece_bytes = piece;
 	c.t = &c.m->tensors[0];

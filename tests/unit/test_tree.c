@@ -19,13 +19,6 @@
  * The tree also holds text nodes, names to escape, duplicates and a link. */
 #define TST_SIZE 88
 
-static int tst_bid(const uint8_t *h, size_t n, uint64_t size, const char *name)
-{
-	(void)size;
-	(void)name;
-	return n >= 4 && memcmp(h, "TST1", 4) == 0 ? 32 : 0;
-}
-
 static int sparse_read(const struct mfs_model *m, const struct mfs_tensor *t, uint64_t first,
 		       uint64_t count, void *out, struct mfs_err *err);
 static int sparse_entries(const struct mfs_model *m, const struct mfs_tensor *t, uint64_t first,
@@ -132,7 +125,7 @@ static int tst_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_pa
 }
 
 static const struct mfs_codec tst_codec = {
-	.name = "test", .bid = tst_bid, .open = tst_open, .edit = tst_edit,
+	.name = "test", .bid = tst1_bid, .open = tst_open, .edit = tst_edit,
 };
 
 static uint8_t tst_file[TST_SIZE];
@@ -333,16 +326,13 @@ static int big_open(struct mfs_model *m, struct mfs_err *err)
 	return 0;
 }
 
-static const struct mfs_codec big_codec = {.name = "big", .bid = tst_bid, .open = big_open};
+static const struct mfs_codec big_codec = {.name = "big", .bid = tst1_bid, .open = big_open};
 
 static void test_big_values(void **state)
 {
 	(void)state;
-	struct mfs_model *m;
 	struct mfs_err err = {0};
-	static const uint8_t dummy[4] = "TST1";
-	if (mfs_model_open_mem(&m, dummy, 4, "big", NULL, 0, &big_codec, &err))
-		fail_msg("open: %s", err.msg);
+	struct mfs_model *m = topen_tst1(&big_codec, "big");
 	mfs_model_set_runtime(m, truntime());  /* rendered ahead and kept, as in a mount */
 	mfs_id v = tnode(m, "values.txt");
 	/* head -c 100: only the first chunk is rendered, its size unknown */
