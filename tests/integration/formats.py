@@ -2,14 +2,18 @@
 test_daphne.py, test_plearn.py, ...): reading every view of a mount and
 checking tensor directories against LAYOUT.md, writing through the mount
 with a program that reports close() errors, running the independent
-decoders, and an independent safetensors writer and reader."""
+decoders, an independent safetensors writer and reader, and .npz archives
+as zipfile writes them to a stream (data descriptors), with a check of
+those descriptors against the central directory."""
 import errno
+import io
 import json
 import os
 import stat
 import struct
 import subprocess
 import sys
+import zipfile
 
 import numpy as np
 
@@ -437,3 +441,54 @@ def st_read(path):
         at = t
     eq(at, len(buf), "buffer covered")
     return meta, out, text
+
+
+class Unseekable(io.RawIOBase):
+    """A file zipfile cannot seek back in: it writes each member's CRC-32
+    and sizes in a data descriptor after the data (flag bit 3)."""
+
+    def __init__(self, f):
+        self.f = f
+
+    def writable(self):
+        return True
+
+    def seekable(self):
+        return False
+
+    def write(self, b):
+        return self.f.write(b)
+
+
+def savez_streamed(path, arrays, method, zip64=False):
+    """An .npz of arrays ((key, array) pairs) as zipfile writes it to a
+    stream: each member followed by a data descriptor (8-byte sizes with
+    zip64)."""
+    with open(path, "wb") as f, zipfile.ZipFile(Unseekable(f), "w", method) as z:
+        for key, arr in arrays:
+            with z.open(key + ".npy", "w", force_zip64=zip64) as w:
+                np.save(w, arr)
+
+
+def data_end(raw, info):
+    """Where member info's data ends in the archive's bytes raw."""
+    h = info.header_offset
+    n, x = struct.unpack("<HH", raw[h + 26:h + 30])
+    return h + 30 + n + x + info.compress_size
+
+
+def descriptors(path):
+    """Each member's data descriptor, checked against the central directory:
+    signature, CRC-32 and both sizes (8 bytes each for a zip64 member)."""
+    raw = open(path, "rb").read()
+    with zipfile.ZipFile(path) as z:
+        for info in z.infolist():
+            eq(info.flag_bits & 8, 8, "%s: flag bit 3 of %s" % (path, info.filename))
+            h = info.header_offset
+            n = struct.unpack("<H", raw[h + 26:h + 28])[0]
+            end = data_end(raw, info)
+            wide = info.file_size >= 0xFFFFFFFF or b"\x01\x00" == raw[h + 30 + n:h + 32 + n]
+            fmt = "<IIQQ" if wide else "<IIII"
+            got = struct.unpack(fmt, raw[end:end + struct.calcsize(fmt)])
+            eq(got, (0x08074b50, info.CRC, info.compress_size, info.file_size),
+               "%s: the data descriptor of %s" % (path, info.filename))

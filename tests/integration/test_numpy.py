@@ -21,7 +21,7 @@ import numpy as np
 
 from harness import SLOW, Mount, check, data, eq, run, settle, sha
 from formats import (check_tensor_dir, error_lines, expect_refused, parse_values, read_text,
-                     same_array, write_ok)
+                     data_end, descriptors, same_array, savez_streamed, write_ok)
 
 NPY = ["f32.npy", "v1.npy", "v2.npy", "v3.npy", "big_endian.npy", "big_i32.npy", "big_c16.npy",
        "fortran.npy", "fortran3.npy", "scalar.npy", "empty.npy", "bool.npy", "f16.npy",
@@ -465,40 +465,6 @@ def test_bad_members():
                 eq(z.read(name), want, "member %s after the edits" % name)
 
 
-class Unseekable(io.RawIOBase):
-    """A file zipfile cannot seek back in: it writes each member's CRC-32
-    and sizes in a data descriptor after the data (flag bit 3)."""
-
-    def __init__(self, f):
-        self.f = f
-
-    def writable(self):
-        return True
-
-    def seekable(self):
-        return False
-
-    def write(self, b):
-        return self.f.write(b)
-
-
-def descriptors(path):
-    """Each member's data descriptor, checked against the central directory:
-    signature, CRC-32 and both sizes (8 bytes each for a zip64 member)."""
-    raw = open(path, "rb").read()
-    with zipfile.ZipFile(path) as z:
-        for info in z.infolist():
-            eq(info.flag_bits & 8, 8, "%s: flag bit 3 of %s" % (path, info.filename))
-            h = info.header_offset
-            n, x = struct.unpack("<HH", raw[h + 26:h + 30])
-            end = h + 30 + n + x + info.compress_size
-            wide = info.file_size >= 0xFFFFFFFF or b"\x01\x00" == raw[h + 30 + n:h + 32 + n]
-            fmt = "<IIQQ" if wide else "<IIII"
-            got = struct.unpack(fmt, raw[end:end + struct.calcsize(fmt)])
-            eq(got, (0x08074b50, info.CRC, info.compress_size, info.file_size),
-               "%s: the data descriptor of %s" % (path, info.filename))
-
-
 def test_data_descriptors():
     """Members written by zipfile to a stream (sizes and CRC-32 in a data
     descriptor, 4 or 8 bytes each): all read; edits of values (float32 from
@@ -512,10 +478,7 @@ def test_data_descriptors():
                 ("z.npz", zipfile.ZIP_DEFLATED, True))
     with Mount([]) as m:
         for name, method, z64 in archives:
-            with open(m.s(name), "wb") as f, zipfile.ZipFile(Unseekable(f), "w", method) as z:
-                for key, arr in (("a", a), ("b", b)):
-                    with z.open(key + ".npy", "w", force_zip64=z64) as w:
-                        np.save(w, arr)
+            savez_streamed(m.s(name), (("a", a), ("b", b)), method, z64)
             descriptors(m.s(name))
             check_npz(m, name)
             bits = rng.integers(0, 1 << 32, a.size, dtype=np.uint64).astype(np.uint32)
@@ -532,9 +495,7 @@ def test_data_descriptors():
         raw = bytearray(open(m.s("s.npz"), "rb").read())
         with zipfile.ZipFile(m.s("s.npz")) as z:
             info = z.getinfo("b.npy")
-        h = info.header_offset
-        n, x = struct.unpack("<HH", raw[h + 26:h + 30])
-        end = h + 30 + n + x + info.compress_size
+        end = data_end(raw, info)
         raw[end + 8:end + 12] = struct.pack("<I", info.compress_size + 1)
         open(m.s("bad.npz"), "wb").write(bytes(raw))
         path = os.path.join(tensor_path(m, "bad.npz", "b"), "values.txt")

@@ -12,7 +12,8 @@ torn. Variants: values.txt, data, data.npy (read and mmap), -o
 text_cache=0, a tensor of several MB of text (chunked, read-ahead and
 kept-text paths), several MB of data, 8 processes; and the three views of a
 tensor in each other source format (safetensors, .npz stored and deflated,
-GGUF), the source checked by its own independent reader.
+GGUF), the source checked by its own independent reader; and .npz members
+followed by data descriptors.
 
 MFS_STRESS_SECONDS: how long each variant runs (default 5).
 MFS_STRESS_FORMAT_SECONDS: the same for the other formats' variants
@@ -31,7 +32,7 @@ import zipfile
 
 import numpy as np
 
-from formats import st_read, st_write
+from formats import descriptors, savez_streamed, st_read, st_write
 from harness import Mount, check, eq, run
 import gguf_write as gw
 from primitiv_decode import decode
@@ -146,24 +147,34 @@ class Safetensors:
 
 class Npz:
     """An archive of members w and b, written by NumPy (stored or deflated;
-    w in C or Fortran order)."""
+    w in C or Fortran order), or by zipfile to a stream (data descriptors
+    after the members' data)."""
 
-    def __init__(self, compressed, fortran=False):
+    def __init__(self, compressed, fortran=False, streamed=False):
         self.compressed = compressed
+        self.streamed = streamed
         self.order = "F" if fortran else "C"
-        self.file = "m%s%s.npz" % ("-z" if compressed else "", "-f" if fortran else "")
+        self.file = "m%s%s%s.npz" % ("-z" if compressed else "", "-f" if fortran else "",
+                                     "-dd" if streamed else "")
 
     def write(self, path, a):
-        save = np.savez_compressed if self.compressed else np.savez
         w = a.astype("<f4")
+        w = np.asfortranarray(w) if self.order == "F" else w
+        if self.streamed:
+            savez_streamed(path, (("w", w), ("b", np.arange(5))),
+                           zipfile.ZIP_DEFLATED if self.compressed else zipfile.ZIP_STORED)
+            return
+        save = np.savez_compressed if self.compressed else np.savez
         with open(path, "wb") as f:
-            save(f, w=np.asfortranarray(w) if self.order == "F" else w, b=np.arange(5))
+            save(f, w=w, b=np.arange(5))
 
     def tensor(self):
         return (self.file, "tensors", "w")
 
     def values(self, path, shape):
         check(zipfile.ZipFile(path).testzip() is None, "the archive's CRCs")
+        if self.streamed:
+            descriptors(path)
         with np.load(path) as z:
             eq(z["b"].tolist(), list(range(5)), "the other member")
             return z["w"]
@@ -363,10 +374,20 @@ def test_formats_uncached_and_large():
     stress("values.txt", (600, 1000), 3, 2, fmt=Npz(True, fortran=True), seconds=FORMAT_SECONDS)
 
 
+def test_npz_descriptors():
+    """values.txt and data of members followed by data descriptors (written
+    to a stream), stored and deflated: each commit rewrites the member and
+    its descriptor."""
+    for fmt in (Npz(False, streamed=True), Npz(True, streamed=True)):
+        for view in ("values.txt", "data"):
+            stress(view, SHAPE, 4, 2, fmt=fmt, seconds=FORMAT_SECONDS)
+
+
 if __name__ == "__main__":
     tests = [test_rename_under_reader, test_values_txt, test_data, test_data_npy, test_large_data,
              test_no_text_cache, test_large_text, test_eight_processes, test_safetensors,
-             test_npz_stored, test_npz_deflated, test_gguf, test_formats_uncached_and_large]
+             test_npz_stored, test_npz_deflated, test_gguf, test_formats_uncached_and_large,
+             test_npz_descriptors]
     only = os.environ.get("MFS_STRESS_ONLY")
     if only:
         tests = [t for t in tests if t.__name__ in only.split(",")]
