@@ -1,8 +1,9 @@
 /* baseline: what plain C does with the same numbers, for scripts/bench:
  * snprintf("%.9g" / "%.17g") over raw little-endian floats, the same after
  * a plain dequantization loop of ggml blocks (q8_0, q4_K, written from
- * ggml's format description), and strtof / strtod over text. One core;
- * prints values, bytes, seconds and rates. */
+ * ggml's format description), strtof / strtod over text, and zlib
+ * inflating a raw deflate stream (an .npz member) with its CRC-32. One
+ * core; prints values, bytes, seconds and rates. */
 #include <errno.h>
 #include <stdbool.h>
 #include <fcntl.h>
@@ -13,6 +14,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 static const char *usage =
 	"usage: baseline fmt32 FILE [MAXBYTES [COLS]]   snprintf(\"%.9g\") over raw float32\n"
@@ -20,7 +22,9 @@ static const char *usage =
 	"       baseline parse32 TEXTFILE               strtof over blank-separated text\n"
 	"       baseline parse64 TEXTFILE               strtod over blank-separated text\n"
 	"       baseline q8_0 FILE [MAXBYTES [COLS]]    ggml q8_0 blocks dequantized, then %.9g\n"
-	"       baseline q4_k FILE [MAXBYTES [COLS]]    ggml q4_K blocks dequantized, then %.9g\n";
+	"       baseline q4_k FILE [MAXBYTES [COLS]]    ggml q4_K blocks dequantized, then %.9g\n"
+	"       baseline inflate FILE OFFSET CSIZE      zlib inflating the raw deflate stream at\n"
+	"                                               OFFSET (CSIZE bytes) into 1 MiB, with CRC-32\n";
 
 /* Up to max bytes of a file into memory (NUL-terminated). */
 static char *load(const char *path, uint64_t max, size_t *len)
@@ -211,6 +215,55 @@ static int parse(const char *path, unsigned es)
 	return 0;
 }
 
+/* Inflate the raw deflate stream of csize bytes at off, 1 MiB at a time
+ * into one buffer (as a reader streaming a member does), with the CRC-32
+ * of what comes out. Reports the bytes produced as values of 4 bytes. */
+static int inflate_only(const char *path, uint64_t off, uint64_t csize)
+{
+	size_t len;
+	char *raw = load(path, UINT64_MAX, &len);
+	if (off > len || csize > len - off) {
+		fprintf(stderr, "baseline: %s holds no %llu bytes at %llu\n", path,
+			(unsigned long long)csize, (unsigned long long)off);
+		return 1;
+	}
+	enum { OUT = 1 << 20 };
+	unsigned char *out = malloc(OUT);
+	z_stream zs = {0};
+	if (!out || inflateInit2(&zs, -15) != Z_OK)
+		return 1;
+	unsigned char *in = (unsigned char *)raw + off;
+	uint64_t left = csize, bytes = 0;
+	uLong crc = crc32(0, NULL, 0);
+	int zr = Z_OK;
+	double t0 = now();
+	while (zr == Z_OK) {
+		if (!zs.avail_in && left) {  /* avail_in holds 32 bits */
+			zs.next_in = in;
+			zs.avail_in = (uInt)(left < UINT32_MAX ? left : UINT32_MAX);
+			in += zs.avail_in;
+			left -= zs.avail_in;
+		}
+		zs.next_out = out;
+		zs.avail_out = OUT;
+		zr = inflate(&zs, Z_NO_FLUSH);
+		crc = crc32(crc, out, (uInt)(OUT - zs.avail_out));
+		bytes += OUT - zs.avail_out;
+	}
+	double secs = now() - t0;
+	inflateEnd(&zs);
+	if (zr != Z_STREAM_END) {
+		fprintf(stderr, "baseline: %s: the stream at %llu does not inflate (%d)\n", path,
+			(unsigned long long)off, zr);
+		return 1;
+	}
+	report(bytes / 4, bytes, secs);
+	fprintf(stderr, "crc32 %08lx\n", crc);
+	free(out);
+	free(raw);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3 || argc > 5) {
@@ -229,6 +282,8 @@ int main(int argc, char **argv)
 		return fmt(argv[2], 8, max, cols);
 	if (strcmp(argv[1], "q8_0") == 0 || strcmp(argv[1], "q4_k") == 0)
 		return dequant_fmt(argv[2], argv[1][1] == '4', max, cols);
+	if (strcmp(argv[1], "inflate") == 0 && argc == 5)
+		return inflate_only(argv[2], strtoull(argv[3], NULL, 10), strtoull(argv[4], NULL, 10));
 	if (strcmp(argv[1], "parse32") == 0 && argc == 3)
 		return parse(argv[2], 4);
 	if (strcmp(argv[1], "parse64") == 0 && argc == 3)
