@@ -44,9 +44,8 @@ static int put_crc(struct mfs_patch *p, const struct zip_member *zm, uint32_t cr
 {
 	uint8_t b[4];
 	mfs_put_le32(b, crc);
-	bool local = !(zm->flags & 8) || zm->lh_crc;
-	if ((local && mfs_patch_put(p, zm->local_off + 14, 4, b, 4) < 0) ||
-	    (zm->dd_crc_at && mfs_patch_put(p, zm->dd_crc_at, 4, b, 4) < 0) ||
+	if ((zip_lh_crc(zm) && mfs_patch_put(p, zm->local_off + 14, 4, b, 4) < 0) ||
+	    ((zm->flags & 8) && mfs_patch_put(p, zip_dd_crc_at(zm), 4, b, 4) < 0) ||
 	    mfs_patch_put(p, zm->cd_off + 16, 4, b, 4) < 0)
 		return mfs_error(err, ENOMEM, "out of memory");
 	return 0;
@@ -75,7 +74,7 @@ static int put_local(const struct zip_member *zm, uint8_t *d, uint8_t *dd, uint6
 		     uint64_t usize, uint32_t crc, struct mfs_err *err)
 {
 	int r = 0;
-	if (!(zm->flags & 8) || zm->lh_crc)
+	if (zip_lh_crc(zm))
 		mfs_put_le32(d + 14, crc);
 	if (!(zm->flags & 8) || zm->lh_sizes) {
 		r = put_field(d, zm->local_off, zm->lh_csize_at, 18, clen, err);
@@ -84,9 +83,9 @@ static int put_local(const struct zip_member *zm, uint8_t *d, uint8_t *dd, uint6
 	}
 	if (r < 0 || !(zm->flags & 8))
 		return r;
-	uint8_t *c = dd + (zm->dd_crc_at - (zm->data_off + zm->csize));
+	uint8_t *c = dd + (zip_dd_crc_at(zm) - (zm->data_off + zm->csize));
 	mfs_put_le32(c, crc);
-	if (dd + zm->dd_len - c == 20) {
+	if (zm->dd_len >= 20) {  /* 8-byte sizes */
 		mfs_put_le64(c + 4, clen);
 		mfs_put_le64(c + 12, usize);
 	} else if (clen >= 0xFFFFFFFFu || usize >= 0xFFFFFFFFu) {

@@ -164,14 +164,13 @@ static int read_local(const uint8_t *b, uint64_t limit, struct zip_member *z,
 	if (z->flags & 8) {
 		/* The data descriptor after the data: its signature (optional),
 		 * then the CRC-32 the central directory has, then the sizes in 8
-		 * bytes each (zip64) or 4. Found, a stored member can be patched
-		 * in place; found whole, the member can be written again. */
+		 * bytes each (zip64) or 4. Found whole, the member can be
+		 * patched or written again. */
 		uint64_t dd = z->data_off + z->csize, at = 0;
 		if (limit - dd >= 8 && mfs_le32(b + dd) == SIG_DESCRIPTOR && mfs_le32(b + dd + 4) == z->crc)
 			at = dd + 4;
 		else if (limit - dd >= 4 && mfs_le32(b + dd) == z->crc)
 			at = dd;
-		z->dd_crc_at = at;
 		if (at && limit - at >= 20 && mfs_le64(b + at + 4) == z->csize &&
 		    mfs_le64(b + at + 12) == z->usize)
 			z->dd_len = (uint32_t)(at + 20 - dd);

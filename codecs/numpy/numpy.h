@@ -38,13 +38,26 @@ struct zip_member {
 	uint64_t cd_usize_at, cd_csize_at, cd_off_at;
 	uint64_t lh_usize_at, lh_csize_at;
 	/* flags bit 3 (a data descriptor after the data holds CRC and sizes):
-	 * where its CRC-32 is (0: not found), its whole length (0: its sizes
-	 * were not found after the CRC-32), and whether the local header holds
-	 * the CRC-32 and the sizes too (some writers fill both). */
-	uint64_t dd_crc_at;
+	 * its whole length (0: not found whole; 12 or 20 bytes, 16 or 24 with
+	 * its signature first: zip_dd_crc_at), and whether the local header
+	 * holds the CRC-32 and the sizes too (some writers fill both). */
 	uint32_t dd_len;
 	bool lh_crc, lh_sizes;
 };
+
+/* Where member zm's data descriptor (dd_len != 0) holds its CRC-32: after
+ * the 4-byte signature when it has one (16 or 24 bytes in all). */
+static inline uint64_t zip_dd_crc_at(const struct zip_member *zm)
+{
+	return zm->data_off + zm->csize + (zm->dd_len == 16 || zm->dd_len == 24 ? 4 : 0);
+}
+
+/* Whether member zm's local header holds its CRC-32 (always, unless a data
+ * descriptor holds it and the writer left the local one 0). */
+static inline bool zip_lh_crc(const struct zip_member *zm)
+{
+	return !(zm->flags & 8) || zm->lh_crc;
+}
 
 struct zip_archive {
 	struct zip_member *mem;
