@@ -376,8 +376,9 @@ def test_formats_uncached_and_large():
 
 def test_npz_descriptors():
     """values.txt and data of members followed by data descriptors (written
-    to a stream), stored and deflated: each commit rewrites the member and
-    its descriptor."""
+    to a stream), stored and deflated: each commit updates the member and
+    its descriptor (a stored member's values in place, a deflated one
+    written again)."""
     for fmt in (Npz(False, streamed=True), Npz(True, streamed=True)):
         for view in ("values.txt", "data"):
             stress(view, SHAPE, 4, 2, fmt=fmt, seconds=FORMAT_SECONDS)
