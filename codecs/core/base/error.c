@@ -6,8 +6,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "numtext.h"
-
 int mfs_error(struct mfs_err *err, int code, const char *fmt, ...)
 {
 	if (err) {
@@ -128,7 +126,7 @@ const char *mfs_shape_text(char *out, uint32_t ndim, const uint64_t *dims)
 	size_t k = 0;
 	for (uint32_t i = 0; i < ndim; i++) {
 		char num[24];
-		size_t l = mfs_fmt_u64(num, dims[i]);
+		size_t l = (size_t)snprintf(num, sizeof(num), "%llu", (unsigned long long)dims[i]);
 		if (k + l + 5 > MFS_SHAPE_TEXT) {
 			memcpy(out + k, "...", 3);
 			k += 3;
@@ -141,20 +139,4 @@ const char *mfs_shape_text(char *out, uint32_t ndim, const uint64_t *dims)
 	}
 	out[k] = '\0';
 	return out;
-}
-
-int mfs_value_error(struct mfs_err *err, int r, enum mfs_dtype dt, const char *tok, size_t n,
-		    const char *where)
-{
-	char q[MFS_QUOTE_MAX];
-	mfs_quote(q, tok, n);
-	const struct mfs_dtype_info *di = mfs_dtype_info(dt);
-	if (r == -ERANGE)
-		return mfs_error(err, ERANGE, "%s is out of range for %s, which holds %s (%s)", q,
-				 di->name, di->range ? di->range : "no values", where);
-	const char *what = di->kind == MFS_DK_FLOAT ? "a number"
-			 : di->kind == MFS_DK_COMPLEX ? "a complex number"
-			 : di->kind == MFS_DK_BOOL ? "a bool (0 or 1)"
-			 : "an integer";
-	return mfs_error(err, r < 0 ? -r : EINVAL, "%s is not %s (%s)", q, what, where);
 }

@@ -8,8 +8,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "dtype.h"
-
 #define MFS_ERRMSG_MAX 512
 
 struct mfs_err {
@@ -42,11 +40,6 @@ const char *mfs_quote(char *out, const void *s, size_t n);
  * out[MFS_SHAPE_TEXT]; returns out. */
 #define MFS_SHAPE_TEXT 96
 const char *mfs_shape_text(char *out, uint32_t ndim, const uint64_t *dims);
-/* A token that mfs_parse_elem refused (r: -EINVAL or -ERANGE), and where it
- * was ("value 3, line 1"): '"abc" is not a number (value 3, line 1)' or
- * '"300" is out of range for uint8, which holds 0 to 255 (value 3, line 1)'.
- * Returns -EINVAL or -ERANGE. */
-int mfs_value_error(struct mfs_err *err, int r, enum mfs_dtype dt, const char *tok, size_t n,
-		    const char *where);
+/* A refused number of a dtype: mfs_value_error (dtype.h). */
 
 #endif

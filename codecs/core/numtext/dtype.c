@@ -4,6 +4,7 @@
 #include "numtext.h"
 #include "numtext_elem.h"
 
+#include <errno.h>
 #include <string.h>
 
 /* A numeric row: name, descr, size, kind, stats, its text functions, range. */
@@ -102,4 +103,32 @@ enum mfs_dtype mfs_dtype_from_name(const char *name)
 		if (!strcmp(table[dt].name, name))
 			return (enum mfs_dtype)dt;
 	return MFS_DT_INVALID;
+}
+
+size_t mfs_fmt_elem(char *out, enum mfs_dtype dt, const void *src)
+{
+	const struct mfs_dtype_info *di = mfs_dtype_info(dt);
+	return di->fmt ? di->fmt(out, src) : 0;
+}
+
+int mfs_parse_elem(enum mfs_dtype dt, const char *s, size_t n, void *dst)
+{
+	const struct mfs_dtype_info *di = mfs_dtype_info(dt);
+	return di->parse ? di->parse(s, n, dst) : -EINVAL;
+}
+
+int mfs_value_error(struct mfs_err *err, int r, enum mfs_dtype dt, const char *tok, size_t n,
+		    const char *where)
+{
+	char q[MFS_QUOTE_MAX];
+	mfs_quote(q, tok, n);
+	const struct mfs_dtype_info *di = mfs_dtype_info(dt);
+	if (r == -ERANGE)
+		return mfs_error(err, ERANGE, "%s is out of range for %s, which holds %s (%s)", q,
+				 di->name, di->range ? di->range : "no values", where);
+	const char *what = di->kind == MFS_DK_FLOAT ? "a number"
+			 : di->kind == MFS_DK_COMPLEX ? "a complex number"
+			 : di->kind == MFS_DK_BOOL ? "a bool (0 or 1)"
+			 : "an integer";
+	return mfs_error(err, r < 0 ? -r : EINVAL, "%s is not %s (%s)", q, what, where);
 }

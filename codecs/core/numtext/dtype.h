@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "error.h"
+
 enum mfs_dtype {
 	MFS_DT_INVALID = 0,
 	MFS_DT_I8, MFS_DT_U8, MFS_DT_I16, MFS_DT_U16,
@@ -67,5 +69,22 @@ enum mfs_dtype mfs_npy_dtype(enum mfs_dtype dt);
 
 /* NumPy descr ("<f4", "|u1", ...) to dtype; MFS_DT_INVALID if unknown. */
 enum mfs_dtype mfs_dtype_from_npy(const char *descr, size_t len);
+
+/* One element of dtype dt, stored little-endian at src (unaligned is fine),
+ * as text (its row's fmt). Numeric dtypes only (mfs_dtype_info(dt)->numeric);
+ * CHAR8 formats as the unsigned byte value. */
+size_t mfs_fmt_elem(char *out, enum mfs_dtype dt, const void *src);
+
+/* Parse one token into one element of dt, written little-endian at dst (its
+ * row's parse). bool accepts 0/1 (and true/false, True/False); complex
+ * accepts "re+imj", "re-imj", "(re+imj)", "imj" and a plain real. */
+int mfs_parse_elem(enum mfs_dtype dt, const char *s, size_t n, void *dst);
+
+/* A token that mfs_parse_elem refused (r: -EINVAL or -ERANGE), and where it
+ * was ("value 3, line 1"): '"abc" is not a number (value 3, line 1)' or
+ * '"300" is out of range for uint8, which holds 0 to 255 (value 3, line 1)',
+ * worded from dt's row. Returns -EINVAL or -ERANGE. */
+int mfs_value_error(struct mfs_err *err, int r, enum mfs_dtype dt, const char *tok, size_t n,
+		    const char *where);
 
 #endif

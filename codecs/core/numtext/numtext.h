@@ -98,14 +98,7 @@ int mfs_mini_narrow(enum mfs_mini type, const uint32_t *in, void *dst, size_t n,
 float mfs_f16_to_f32(uint16_t h);
 uint16_t mfs_f64_to_f16(double d);
 
-/* One element of dtype dt, stored little-endian at src (unaligned is fine).
- * Numeric dtypes only (mfs_dtype_info(dt)->numeric); CHAR8 formats as the
- * unsigned byte value. */
-size_t mfs_fmt_elem(char *out, enum mfs_dtype dt, const void *src);
-
-/* Parse one token into one element of dt, written little-endian at dst.
- * bool accepts 0/1 (and true/false, True/False); complex accepts "re+imj",
- * "re-imj", "(re+imj)", "imj" and a plain real. */
-int mfs_parse_elem(enum mfs_dtype dt, const char *s, size_t n, void *dst);
+/* One element of any dtype as text and back: mfs_fmt_elem, mfs_parse_elem
+ * (dtype.h, through the dtype's row). */
 
 #endif

@@ -219,10 +219,19 @@ WIDEN_ROW(f8e5m2, 1, mfs_f8e5m2_to_f32((uint8_t)u))
 
 /* --- Complex -------------------------------------------------------------- */
 
+/* The float each half of a complex value is: its row's size and functions. */
+struct part {
+	unsigned size;
+	size_t (*fmt)(char *out, const void *src);
+	int (*parse)(const char *s, size_t n, void *dst);
+	void (*widen)(double *out, const void *src, size_t n);
+};
+#define PART(T, size) {size, mfs_elem_fmt_##T, mfs_elem_parse_##T, mfs_elem_widen_##T}
+static const struct part part_f16 = PART(f16, 2), part_f32 = PART(f32, 4), part_f64 = PART(f64, 8);
+
 /* n complex values of two part floats as their magnitudes. */
-static void widen_complex(double *out, const uint8_t *p, size_t n, enum mfs_dtype part)
+static void widen_complex(double *out, const uint8_t *p, size_t n, const struct part *pi)
 {
-	const struct mfs_dtype_info *pi = mfs_dtype_info(part);
 	unsigned half = pi->size;
 	for (size_t i = 0; i < n; i++, p += 2 * half) {
 		double re, im;
@@ -234,9 +243,8 @@ static void widen_complex(double *out, const uint8_t *p, size_t n, enum mfs_dtyp
 
 /* "re+imj" of two parts of dtype part: the imaginary part always carries a
  * sign ("1-0j", "1-nanj"). */
-static size_t fmt_complex(char *out, enum mfs_dtype part, const uint8_t *b)
+static size_t fmt_complex(char *out, const struct part *pi, const uint8_t *b)
 {
-	const struct mfs_dtype_info *pi = mfs_dtype_info(part);
 	unsigned half = pi->size;
 	size_t n = pi->fmt(out, b);
 	char *p = out + n;
@@ -252,9 +260,8 @@ static size_t fmt_complex(char *out, enum mfs_dtype part, const uint8_t *b)
 
 /* Python's complex() syntax without blanks: "re+imj", "re-imj", "(re+imj)",
  * "imj", a plain real; 'J' too, and a bare "j"/"+j"/"-j" for a unit. */
-static int parse_complex(enum mfs_dtype part, const char *s, size_t n, uint8_t *dst)
+static int parse_complex(const struct part *pi, const char *s, size_t n, uint8_t *dst)
 {
-	const struct mfs_dtype_info *pi = mfs_dtype_info(part);
 	unsigned half = pi->size;
 	uint8_t tmp[16] = {0};
 	if (n >= 2 && s[0] == '(' && s[n - 1] == ')') {
@@ -306,20 +313,6 @@ static int parse_complex(enum mfs_dtype part, const char *s, size_t n, uint8_t *
 		widen_complex(out, src, n, part); \
 	}
 
-COMPLEX_ROW(c32, MFS_DT_F16)
-COMPLEX_ROW(c64, MFS_DT_F32)
-COMPLEX_ROW(c128, MFS_DT_F64)
-
-/* --- Any dtype ------------------------------------------------------------ */
-
-size_t mfs_fmt_elem(char *out, enum mfs_dtype dt, const void *src)
-{
-	const struct mfs_dtype_info *di = mfs_dtype_info(dt);
-	return di->fmt ? di->fmt(out, src) : 0;
-}
-
-int mfs_parse_elem(enum mfs_dtype dt, const char *s, size_t n, void *dst)
-{
-	const struct mfs_dtype_info *di = mfs_dtype_info(dt);
-	return di->parse ? di->parse(s, n, dst) : -EINVAL;
-}
+COMPLEX_ROW(c32, &part_f16)
+COMPLEX_ROW(c64, &part_f32)
+COMPLEX_ROW(c128, &part_f64)
