@@ -31,8 +31,7 @@ int mfs_runtime_new(struct mfs_runtime **out, const struct mfs_runtime_opts *o,
  * given rt must be freed before, or never be read again. NULL is a no-op. */
 void mfs_runtime_free(struct mfs_runtime *rt);
 
-/* Give m the runtime its views use (before any view is read). */
-void mfs_model_set_runtime(struct mfs_model *m, struct mfs_runtime *rt);
+/* A model is given its runtime with mfs_model_set_runtime (model.h). */
 
 /* Bytes of text kept now by rt's views. */
 uint64_t mfs_text_cache_used(const struct mfs_runtime *rt);

@@ -218,6 +218,8 @@ int mfs_model_open(struct mfs_model **out, int dirfd, const char *name,
 	return mfs_model_open_as(out, dirfd, name, name, codec, err);
 }
 
+static int check_sibling(struct mfs_model *m, const char *name, struct mfs_err *err);
+
 /* mfs_model_open_as; siblings: whether the codec may check the files its
  * model refers to (mfs_model_check_sibling), which a sibling's own open may
  * not (an index naming itself as its shard would recurse). */
@@ -292,9 +294,11 @@ static int open_file(struct mfs_model **out, int dirfd, const char *path, const 
 	if (codec->sidecar)
 		r = read_sidecar(m, dirfd, codec->sidecar, err);
 	m->impl->dirfd = siblings ? dirfd : -1;
+	m->impl->sibling = siblings ? check_sibling : NULL;
 	if (r == 0)
 		r = index_model(m, err);
 	m->impl->dirfd = -1;
+	m->impl->sibling = NULL;
 	if (r < 0) {
 		mfs_model_free(m);
 		return r;
@@ -312,10 +316,9 @@ int mfs_model_open_as(struct mfs_model **out, int dirfd, const char *path, const
 	return open_file(out, dirfd, path, name, codec, true, err);
 }
 
-int mfs_model_check_sibling(struct mfs_model *m, const char *name, struct mfs_err *err)
+/* m->impl->sibling while the codec opens m (mfs_model_check_sibling). */
+static int check_sibling(struct mfs_model *m, const char *name, struct mfs_err *err)
 {
-	if (m->impl->dirfd < 0)
-		return 1;
 	struct mfs_model *sib;
 	int r = open_file(&sib, m->impl->dirfd, name, name, NULL, false, err);
 	if (r == 0 && sib->codec != m->codec)

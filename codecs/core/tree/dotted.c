@@ -19,7 +19,6 @@
 #include "buf.h"
 #include "dotted.h"
 #include "model_impl.h"
-#include "view.h"
 
 enum { KEY_DIR = 0, KEY_LINK = 1 };
 

@@ -11,42 +11,14 @@
 #include "names.h"
 #include "npy_head.h"
 
-static void build_fail(struct mfs_model *m, int code, const char *msg)
-{
-	if (!m->impl->build_err) {
-		m->impl->build_err = code;
-		snprintf(m->impl->build_msg, sizeof(m->impl->build_msg), "%s", msg);
-	}
-}
-
-void *mfs_model_alloc(struct mfs_model *m, size_t size)
-{
-	void *p = mfs_arena_alloc(&m->impl->arena, size ? size : 1);
-	if (!p)
-		build_fail(m, ENOMEM, "out of memory");
-	return p;
-}
-
-char *mfs_model_strdup(struct mfs_model *m, const char *s, size_t len)
-{
-	if (len == SIZE_MAX)
-		return NULL;
-	char *p = mfs_model_alloc(m, len + 1);
-	if (p) {
-		memcpy(p, s, len);
-		p[len] = '\0';
-	}
-	return p;
-}
-
 static bool grow(struct mfs_model *m, void *arr, size_t *cap, uint32_t n, size_t elem)
 {
 	if (n >= MFS_NONE - 1) {
-		build_fail(m, EFBIG, "too many nodes");
+		mfs_model_fail(m, EFBIG, "too many nodes");
 		return false;
 	}
 	if (mfs_array_reserve(arr, n, cap, 1, elem, 64) < 0) {
-		build_fail(m, ENOMEM, "out of memory");
+		mfs_model_fail(m, ENOMEM, "out of memory");
 		return false;
 	}
 	return true;
@@ -66,7 +38,7 @@ static mfs_id add_node(struct mfs_model *m, mfs_id parent, const char *name, siz
 	if (cap != im->cap_nodes) {
 		mfs_id *l = realloc(im->last, (size_t)cap * sizeof(*l));
 		if (!l) {
-			build_fail(m, ENOMEM, "out of memory");
+			mfs_model_fail(m, ENOMEM, "out of memory");
 			return MFS_NONE;
 		}
 		im->last = l;
@@ -97,7 +69,7 @@ static mfs_id add_node(struct mfs_model *m, mfs_id parent, const char *name, siz
 		if (kind == MFS_K_DIR)
 			p->ndirs++;
 		if (mfs_names_insert(m, id) < 0) {
-			build_fail(m, ENOMEM, "out of memory");
+			mfs_model_fail(m, ENOMEM, "out of memory");
 			return MFS_NONE;
 		}
 	}
@@ -139,7 +111,7 @@ mfs_id mfs_add_textf(struct mfs_model *m, mfs_id parent, const char *name, unsig
 	int n = vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
 	if (n < 0 || (size_t)n >= sizeof(buf)) {
-		build_fail(m, EINVAL, "text value too long");
+		mfs_model_fail(m, EINVAL, "text value too long");
 		return MFS_NONE;
 	}
 	return mfs_add_text(m, parent, name, strlen(name), buf, (size_t)n, flags);
@@ -150,7 +122,7 @@ mfs_id mfs_add_raw(struct mfs_model *m, mfs_id parent, const char *name, size_t 
 {
 	uint64_t end;
 	if (!mfs_add_ok(off, rlen, &end) || end > m->size) {
-		build_fail(m, EINVAL, "raw field beyond the end of the file");
+		mfs_model_fail(m, EINVAL, "raw field beyond the end of the file");
 		return MFS_NONE;
 	}
 	mfs_id id = add_node(m, parent, name, len, MFS_K_FILE, MFS_V_RAW, flags);
@@ -208,7 +180,7 @@ static int push_tensor(struct mfs_model *m, mfs_id dir, const struct mfs_tensor 
 	struct mfs_model_impl *im = m->impl;
 	const struct mfs_dtype_info *di = mfs_dtype_info((enum mfs_dtype)src->dtype);
 	if (src->dtype == MFS_DT_INVALID || src->dtype >= MFS_DT_COUNT) {
-		build_fail(m, EINVAL, "tensor of an unknown dtype");
+		mfs_model_fail(m, EINVAL, "tensor of an unknown dtype");
 		return -1;
 	}
 	if (!grow(m, &m->tensors, &im->cap_tensors, m->ntensors, sizeof(*m->tensors)))
@@ -227,18 +199,18 @@ static int push_tensor(struct mfs_model *m, mfs_id dir, const struct mfs_tensor 
 	for (uint32_t i = 0; i < src->ndim; i++) {
 		dims[i] = src->dims[i];
 		if (!mfs_mul_ok(n, dims[i], &n)) {
-			build_fail(m, EFBIG, "tensor shape overflows");
+			mfs_model_fail(m, EFBIG, "tensor shape overflows");
 			return -1;
 		}
 	}
 	if (!mfs_mul_ok(n, t.esize, &bytes)) {
-		build_fail(m, EFBIG, "tensor size overflows");
+		mfs_model_fail(m, EFBIG, "tensor size overflows");
 		return -1;
 	}
 	if (!src->ops) {
 		uint64_t end;
 		if (!mfs_add_ok(t.off, bytes, &end) || end > m->size) {
-			build_fail(m, EINVAL, "tensor data beyond the end of the file");
+			mfs_model_fail(m, EINVAL, "tensor data beyond the end of the file");
 			return -1;
 		}
 	}
@@ -306,7 +278,7 @@ mfs_id mfs_add_frame_csv(struct mfs_model *m, mfs_id dir, uint64_t nrows, uint32
 	for (uint32_t i = 0; i < ncols; i++) {
 		if (cols[i] >= m->ntensors || m->tensors[cols[i]].ndim != 1 ||
 		    m->tensors[cols[i]].nelem != nrows) {
-			build_fail(m, EINVAL, "frame column is not a 1-D tensor of the frame's length");
+			mfs_model_fail(m, EINVAL, "frame column is not a 1-D tensor of the frame's length");
 			return MFS_NONE;
 		}
 	}
@@ -330,14 +302,13 @@ mfs_id mfs_add_frame_csv(struct mfs_model *m, mfs_id dir, uint64_t nrows, uint32
 	return id;
 }
 
-int mfs_model_build_error(const struct mfs_model *m, struct mfs_err *err)
-{
-	if (!m->impl->build_err)
-		return 0;
-	return mfs_error(err, m->impl->build_err, "%s", m->impl->build_msg);
-}
-
 /* ---- reading ------------------------------------------------------------- */
+
+const char *mfs_tensor_dtype_name(const struct mfs_tensor *t)
+{
+	return (t->dtype == MFS_DT_OPAQUE || (t->flags & MFS_TF_TNAME)) && t->tname ? t->tname
+						      : mfs_dtype_info((enum mfs_dtype)t->dtype)->name;
+}
 
 const struct mfs_tensor *mfs_node_tensor(const struct mfs_model *m, mfs_id id)
 {
@@ -444,16 +415,4 @@ mfs_id mfs_resolve(const struct mfs_model *m, const char *path)
 		path += n + (sl ? 1 : 0);
 	}
 	return id;
-}
-
-void mfs_model_note(struct mfs_model *m, const char *fmt, ...)
-{
-	if (m->note[0]) {
-		m->more_notes++;
-		return;
-	}
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(m->note, sizeof(m->note), fmt, ap);
-	va_end(ap);
 }

@@ -214,6 +214,8 @@ void mfs_model_note(struct mfs_model *m, const char *fmt, ...)
  * cannot be told (a model opened from memory). For use inside open. */
 int mfs_model_check_sibling(struct mfs_model *m, const char *name, struct mfs_err *err);
 char *mfs_model_strdup(struct mfs_model *m, const char *s, size_t len);
+/* Give m the runtime its views use (runtime.h), before any view is read. */
+void mfs_model_set_runtime(struct mfs_model *m, struct mfs_runtime *rt);
 
 static inline void mfs_set_tag(struct mfs_model *m, mfs_id id, uint64_t tag)
 {
@@ -234,6 +236,9 @@ mfs_id mfs_resolve(const struct mfs_model *m, const char *path);
 /* The tensor a node belongs to (a tensor directory or one of its views), or
  * NULL. */
 const struct mfs_tensor *mfs_node_tensor(const struct mfs_model *m, mfs_id id);
+/* The name its dtype file shows, without the newline ("float32", or the
+ * format's own such as "unknown64" or "q4_k"). */
+const char *mfs_tensor_dtype_name(const struct mfs_tensor *t);
 
 /* Escape a raw name as LAYOUT.md says (no uniqueness suffix); writes at most
  * 256 bytes + NUL to out and returns the length. */

@@ -81,6 +81,10 @@ struct mfs_model_impl {
 	bool owns_fd;
 	int dirfd;                  /* the source's directory while the codec opens
 				       it (mfs_model_check_sibling), else -1 */
+	/* While the codec opens a file of a directory: whether the file name
+	 * beside it opens as a model of the same codec (the host's, which does
+	 * the I/O); NULL otherwise (mfs_model_check_sibling answers 1). */
+	int (*sibling)(struct mfs_model *m, const char *name, struct mfs_err *err);
 	/* The source's holes (read as zeros without being stored), sorted,
 	 * each at least MFS_HOLE_MIN long (holes.c). */
 	struct mfs_hole *holes;
@@ -106,5 +110,8 @@ bool mfs_model_meets_hole(const struct mfs_model *m, uint64_t off, uint64_t len)
 
 /* model.c */
 mfs_id mfs_model_add_root(struct mfs_model *m);
+/* model_state.c: remember the first failure while building (code: a
+ * positive errno), and return it as an error (0 if none). */
+void mfs_model_fail(struct mfs_model *m, int code, const char *msg);
 int mfs_model_build_error(const struct mfs_model *m, struct mfs_err *err);
 #endif

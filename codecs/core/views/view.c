@@ -23,12 +23,6 @@ static size_t shape_text(const struct mfs_tensor *t, char *buf, size_t size)
 	return n;
 }
 
-const char *mfs_tensor_dtype_name(const struct mfs_tensor *t)
-{
-	return (t->dtype == MFS_DT_OPAQUE || (t->flags & MFS_TF_TNAME)) && t->tname ? t->tname
-						      : mfs_dtype_info((enum mfs_dtype)t->dtype)->name;
-}
-
 static size_t dtype_text(const struct mfs_tensor *t, char *buf, size_t size)
 {
 	int n = snprintf(buf, size, "%s\n", mfs_tensor_dtype_name(t));

@@ -26,8 +26,7 @@
  * show, as they use as much); returns the length, newline included. Reads
  * only the model, never the source. */
 size_t mfs_tensor_shape_text(const struct mfs_tensor *t, char *buf, size_t size);
-/* The dtype file's name without its newline ("float32", "unknown64"). */
-const char *mfs_tensor_dtype_name(const struct mfs_tensor *t);
+/* The dtype file's name without its newline: mfs_tensor_dtype_name (model.h). */
 
 /* Per open file: the last rendered chunk, so sequential reads render each
  * chunk once. May be NULL (then nothing is cached). */
