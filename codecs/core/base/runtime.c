@@ -3,7 +3,6 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "model.h"
 #include "runtime_impl.h"
 
 /* The default budget: a sixteenth of the memory, at most 1 GiB. */
@@ -32,12 +31,28 @@ int mfs_runtime_new(struct mfs_runtime **out, const struct mfs_runtime_opts *o,
 	return 0;
 }
 
+/* Stop and join the reaper that view_keep.c started (reaper_stop also
+ * keeps a new one from starting). */
+static void text_cache_stop(struct mfs_text_cache *tc)
+{
+	pthread_mutex_lock(&tc->lock);
+	bool started = tc->reaper_started;
+	tc->reaper_stop = true;
+	pthread_cond_signal(&tc->kept_cond);
+	pthread_mutex_unlock(&tc->lock);
+	if (started)
+		pthread_join(tc->reaper, NULL);
+	pthread_mutex_lock(&tc->lock);
+	tc->reaper_started = false;
+	pthread_mutex_unlock(&tc->lock);
+}
+
 void mfs_runtime_free(struct mfs_runtime *rt)
 {
 	if (!rt)
 		return;
 	mfs_workers_stop(&rt->workers);
-	mfs_text_cache_stop(&rt->tc);
+	text_cache_stop(&rt->tc);
 	pthread_mutex_destroy(&rt->workers.lock);
 	pthread_cond_destroy(&rt->workers.cond);
 	pthread_mutex_destroy(&rt->tc.lock);
@@ -45,7 +60,18 @@ void mfs_runtime_free(struct mfs_runtime *rt)
 	free(rt);
 }
 
-void mfs_model_set_runtime(struct mfs_model *m, struct mfs_runtime *rt)
+void mfs_text_cache_idle(struct mfs_runtime *rt, unsigned seconds)
 {
-	m->rt = rt;
+	atomic_store(&rt->tc.idle_s, seconds ? seconds : 1);
+	pthread_cond_signal(&rt->tc.kept_cond);
+}
+
+void mfs_text_cache_set(struct mfs_runtime *rt, uint64_t bytes)
+{
+	atomic_store(&rt->tc.budget, bytes);
+}
+
+uint64_t mfs_text_cache_used(const struct mfs_runtime *rt)
+{
+	return atomic_load(&rt->tc.kept_bytes);
 }

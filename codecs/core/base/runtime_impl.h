@@ -43,7 +43,5 @@ struct mfs_runtime {
 
 /* pool.c: stop and join the workers, after the jobs queued. */
 void mfs_workers_stop(struct mfs_workers *w);
-/* view_keep.c: stop and join the reaper. */
-void mfs_text_cache_stop(struct mfs_text_cache *tc);
 
 #endif

@@ -33,22 +33,6 @@ static uint64_t now_s(void)
 	return (uint64_t)ts.tv_sec;
 }
 
-void mfs_text_cache_idle(struct mfs_runtime *rt, unsigned seconds)
-{
-	atomic_store(&rt->tc.idle_s, seconds ? seconds : 1);
-	pthread_cond_signal(&rt->tc.kept_cond);
-}
-
-void mfs_text_cache_set(struct mfs_runtime *rt, uint64_t bytes)
-{
-	atomic_store(&rt->tc.budget, bytes);
-}
-
-uint64_t mfs_text_cache_used(const struct mfs_runtime *rt)
-{
-	return atomic_load(&rt->tc.kept_bytes);
-}
-
 /* Free c's kept windows. Caller holds c->lock. */
 static void free_windows(struct mfs_chunked *c)
 {
@@ -126,20 +110,6 @@ static void *reaper(void *arg)
 	}
 	pthread_mutex_unlock(&tc->lock);
 	return NULL;
-}
-
-void mfs_text_cache_stop(struct mfs_text_cache *tc)
-{
-	pthread_mutex_lock(&tc->lock);
-	bool started = tc->reaper_started;
-	tc->reaper_stop = true;
-	pthread_cond_signal(&tc->kept_cond);
-	pthread_mutex_unlock(&tc->lock);
-	if (started)
-		pthread_join(tc->reaper, NULL);
-	pthread_mutex_lock(&tc->lock);
-	tc->reaper_started = false;
-	pthread_mutex_unlock(&tc->lock);
 }
 
 /* Claim need bytes of the budget, dropping the oldest text of other views
