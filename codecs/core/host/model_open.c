@@ -11,6 +11,7 @@
 #include "codec.h"
 #include "guard.h"
 #include "model_impl.h"
+#include "tensor.h"
 
 #define SIDECAR_MAX (16u << 20)  /* a .meta file is a line of JSON */
 /* Files up to this size are read into memory and closed: no descriptor and
@@ -48,10 +49,8 @@ static struct mfs_model *model_new(const char *name)
 	im->uid = next_uid++;
 	mfs_arena_init(&im->arena);
 	pthread_mutex_init(&im->cache_lock, NULL);
-	mfs_bands_init(&im->bands);
-	mfs_sbands_init(&im->sbands);
 	m->name = mfs_model_strdup(m, name, strlen(name));
-	if (!m->name) {
+	if (!m->name || mfs_tensor_bands_init(m) < 0) {
 		mfs_model_free(m);
 		return NULL;
 	}
@@ -83,8 +82,7 @@ void mfs_model_free(struct mfs_model *m)
 	free(m->tensors);
 	free(m->frames);
 	pthread_mutex_destroy(&im->cache_lock);
-	mfs_bands_free(&im->bands);
-	mfs_sbands_free(&im->sbands);
+	mfs_tensor_bands_free(m);
 	mfs_arena_free(&im->arena);
 	free(im);
 	free(m);

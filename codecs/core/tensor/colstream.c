@@ -25,29 +25,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bands.h"
 #include "guard.h"
 #include "model_impl.h"
-#include "view_impl.h"
-
-#define SBAND_BYTES (64u << 20)  /* a band's size at most: size / this passes */
-#define PIECE_BYTES (4u << 20)   /* storage read at a time in a pass */
-
-void mfs_sbands_init(struct mfs_sbands *bs)
-{
-	memset(bs, 0, sizeof(*bs));
-	pthread_mutex_init(&bs->lock, NULL);
-	pthread_cond_init(&bs->done, NULL);
-	bs->band_bytes = SBAND_BYTES;
-	bs->piece_bytes = PIECE_BYTES;
-}
-
-void mfs_sbands_free(struct mfs_sbands *bs)
-{
-	for (int i = 0; i < MFS_NSBANDS; i++)
-		free(bs->b[i].buf);
-	pthread_cond_destroy(&bs->done);
-	pthread_mutex_destroy(&bs->lock);
-}
+#include "tensor.h"
 
 /* Where a band's elements go in a pass: rows [a, a + nr) x columns [c0,
  * c0 + w) of the d0 x M matrix, held by storage elements [s0, s1). */
@@ -62,7 +43,7 @@ struct pass {
 	const struct mfs_model *m;
 	const struct mfs_tensor *t;
 	uint64_t d0;
-	struct target g[MFS_NSBANDS];
+	struct target g[MFS_NBANDS];
 	unsigned ng;
 	uint64_t piece_elems;
 	uint8_t *piece;
@@ -154,7 +135,7 @@ static int run_pass(void *arg)
 }
 
 /* Band b's place in a pass over t's storage. */
-static void target_of(const struct mfs_tensor *t, const struct mfs_sband *b, struct target *g)
+static void target_of(const struct mfs_tensor *t, const struct mfs_band *b, struct target *g)
 {
 	uint64_t d0 = t->dims[0], M = t->nelem / d0;
 	*g = (struct target){.a = b->lo / M, .c0 = b->lo % M, .s1 = t->nelem, .buf = b->buf};
@@ -172,7 +153,7 @@ static void target_of(const struct mfs_tensor *t, const struct mfs_sband *b, str
 }
 
 /* Fill bands b[0..n) of t in one pass. */
-static int fill(const struct mfs_model *m, const struct mfs_tensor *t, struct mfs_sband *const *b,
+static int fill(const struct mfs_model *m, const struct mfs_tensor *t, struct mfs_band *const *b,
 		unsigned n, uint64_t piece_bytes, struct mfs_err *err)
 {
 	unsigned es = t->esize;
@@ -191,63 +172,23 @@ static int fill(const struct mfs_model *m, const struct mfs_tensor *t, struct mf
 	return r;
 }
 
-/* The band of bs holding t's element first (being filled or not), or NULL.
- * Under bs->lock. */
-static struct mfs_sband *find(struct mfs_sbands *bs, const struct mfs_tensor *t, uint64_t first)
-{
-	for (int i = 0; i < MFS_NSBANDS; i++) {
-		struct mfs_sband *b = &bs->b[i];
-		if (b->t == t && (b->ready || b->filling) && first >= b->lo && first < b->hi)
-			return b;
-	}
-	return NULL;
-}
-
-/* The least recently used band not being filled (and, if spare, not
- * filled either), or NULL. Under bs->lock. */
-static struct mfs_sband *slot(struct mfs_sbands *bs, bool spare)
-{
-	struct mfs_sband *v = NULL;
-	for (int i = 0; i < MFS_NSBANDS; i++) {
-		struct mfs_sband *b = &bs->b[i];
-		if (!b->filling && !(spare && b->ready) && (!v || b->used < v->used))
-			v = b;
-	}
-	return v;
-}
-
-/* Band b becomes [lo, hi) of t, to be filled. 0 or -ENOMEM. Under bs->lock. */
-static int take(struct mfs_sband *b, const struct mfs_tensor *t, uint64_t lo, uint64_t hi)
-{
-	size_t need = (size_t)((hi - lo) * t->esize);
-	if (need > b->cap) {
-		free(b->buf);
-		*b = (struct mfs_sband){.used = b->used};
-		if (!(b->buf = malloc(need)))
-			return -ENOMEM;
-		b->cap = need;
-	}
-	*b = (struct mfs_sband){.t = t, .lo = lo, .hi = hi, .filling = true, .buf = b->buf,
-				.cap = b->cap};
-	return 0;
-}
-
 /* Make v the band of t holding element first, and an unused band the one
  * after it (a sequential reader wants it next: one pass fills both):
  * filled without the lock, the waiting readers woken when done (or
  * failed). Under bs->lock. */
-static int claim(const struct mfs_model *m, struct mfs_sbands *bs, struct mfs_sband *v,
+static int claim(const struct mfs_model *m, struct mfs_bands *bs, struct mfs_band *v,
 		 const struct mfs_tensor *t, uint64_t first, struct mfs_err *err)
 {
-	struct mfs_sband *mine[MFS_NSBANDS] = {v}, *next;
+	struct mfs_band *mine[MFS_NBANDS] = {v}, *next;
 	unsigned n = 1;
 	uint64_t lo, hi;
 	band_of(t, bs->band_bytes, first, &lo, &hi);
-	if (take(v, t, lo, hi) < 0)
+	if (mfs_band_take(v, t, lo, hi) < 0)
 		return mfs_error(err, ENOMEM, "out of memory");
-	while (n < MFS_NSBANDS && hi < t->nelem && !find(bs, t, hi) && (next = slot(bs, true))) {
+	while (n < MFS_NBANDS && hi < t->nelem && !mfs_band_find(bs, t, hi, 1, true) &&
+	       (next = mfs_band_slot(bs, true))) {
 		band_of(t, bs->band_bytes, hi, &lo, &hi);
-		if (take(next, t, lo, hi) < 0)
+		if (mfs_band_take(next, t, lo, hi) < 0)
 			break;
 		mine[n++] = next;
 	}
@@ -255,11 +196,8 @@ static int claim(const struct mfs_model *m, struct mfs_sbands *bs, struct mfs_sb
 	pthread_mutex_unlock(&bs->lock);
 	int r = fill(m, t, mine, n, piece_bytes, err);
 	pthread_mutex_lock(&bs->lock);
-	for (unsigned k = 0; k < n; k++) {
-		mine[k]->filling = false;
-		mine[k]->ready = r == 0;
-		mine[k]->used = ++bs->tick;
-	}
+	for (unsigned k = 0; k < n; k++)
+		mfs_band_filled(bs, mine[k], r == 0);
 	pthread_cond_broadcast(&bs->done);
 	return r;
 }
@@ -267,24 +205,21 @@ static int claim(const struct mfs_model *m, struct mfs_sbands *bs, struct mfs_sb
 int mfs_colstream_gather(const struct mfs_model *m, const struct mfs_tensor *t, uint64_t first,
 			 uint64_t count, uint8_t *out, struct mfs_err *err)
 {
-	struct mfs_sbands *bs = &m->impl->sbands;
+	struct mfs_bands *bs = m->impl->sbands;
 	unsigned es = t->esize;
 	int r = 0;
 	pthread_mutex_lock(&bs->lock);
 	while (count && r == 0) {
-		struct mfs_sband *b = find(bs, t, first);
+		struct mfs_band *b = mfs_band_find(bs, t, first, 1, true);
 		if (b && b->ready) {
 			uint64_t n = b->hi - first < count ? b->hi - first : count;
-			memcpy(out, b->buf + (first - b->lo) * es, (size_t)(n * es));
-			b->used = ++bs->tick;
-			if ((b->served += n) >= b->hi - b->lo) {
-				free(b->buf);
-				*b = (struct mfs_sband){.used = b->used};
-			}
+			mfs_band_copy(bs, b, first, n, out);
+			if (b->served >= b->hi - b->lo)
+				mfs_band_clear(b);  /* each element is read once */
 			out += n * es;
 			first += n;
 			count -= n;
-		} else if (b || !(b = slot(bs, false))) {
+		} else if (b || !(b = mfs_band_slot(bs, false))) {
 			pthread_cond_wait(&bs->done, &bs->lock);  /* a band being filled */
 		} else {
 			r = claim(m, bs, b, t, first, err);

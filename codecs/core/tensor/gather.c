@@ -5,8 +5,8 @@
  * index (i0, ..., in-1) is at offset sum(ik * prod(dims[0..k-1])) of in. */
 #include <string.h>
 
-#include "edit.h"
-#include "view_impl.h"
+#include "gather.h"
+#include "tensor.h"
 
 void mfs_gather_init(struct mfs_gather *g, const void *in, unsigned esize, uint32_t ndim,
 		     const uint64_t *dims, bool reversed)
@@ -105,4 +105,21 @@ void mfs_gather_bytes(const struct mfs_gather *g, uint64_t off, uint64_t len, ui
 		mfs_gather_elems(g, e + whole, 1, one);
 		memcpy(out, one, (size_t)len);
 	}
+}
+
+void mfs_reorder(const uint64_t *dims, uint32_t ndim, unsigned es, const void *in, void *out,
+		 bool to_col)
+{
+	uint64_t n = 1;
+	for (uint32_t k = 0; k < ndim; k++)
+		n *= dims[k];
+	if (ndim < 2 || n == 0) {
+		memcpy(out, in, (size_t)(n * es));
+		return;
+	}
+	/* out is the storage order of a gather over in: row-major over the
+	 * reversed dims when it is column-major. */
+	struct mfs_gather g;
+	mfs_gather_init(&g, in, es, ndim, dims, to_col);
+	mfs_gather_elems(&g, 0, n, out);
 }

@@ -9,7 +9,7 @@
 #include "guard.h"
 #include "numtext.h"
 #include "stats.h"
-#include "view_impl.h"
+#include "tensor.h"
 
 #define BLOCK 1024u             /* elements converted to double at a time */
 #define READ_ELEMS (64u << 10)  /* elements read from the source at a time */

@@ -6,11 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bands.h"
 #include "model_impl.h"
-#include "view_impl.h"
+#include "tensor.h"
 
-#define BAND_BYTES (1u << 20)   /* a band's size, when its rows allow */
-#define BAND_ROWS 32u           /* at most this many rows */
+#define BAND_ROWS 32u           /* a band's rows at most (its bytes: bands.c) */
 
 /* out = the transpose of in: in has `rows` rows of `cols` elements of es
  * bytes, is elements apart; out gets `cols` rows of `rows` elements, os
@@ -84,78 +84,33 @@ static void rows_of_colmajor(const uint8_t *src, uint64_t R, uint64_t r0, uint64
 	mfs_transpose(src + (c0 * R + r0) * es, R, out, c1 - c0, c1 - c0, r1 - r0, es);
 }
 
-void mfs_bands_init(struct mfs_bands *bs)
-{
-	memset(bs, 0, sizeof(*bs));
-	pthread_mutex_init(&bs->lock, NULL);
-}
-
-void mfs_bands_free(struct mfs_bands *bs)
-{
-	for (int i = 0; i < MFS_NBANDS; i++)
-		free(bs->b[i].buf);
-	pthread_mutex_destroy(&bs->lock);
-}
-
-/* Copy [first, first + count) from a band holding its rows; false if none. */
-static bool band_copy(struct mfs_bands *bs, const struct mfs_tensor *t, uint64_t ra, uint64_t rb,
-		      uint64_t first, uint64_t count, uint8_t *out)
-{
-	uint64_t C = t->dims[1];
-	for (int i = 0; i < MFS_NBANDS; i++) {
-		struct mfs_band *b = &bs->b[i];
-		if (b->t == t && !b->filling && ra >= b->r0 && rb < b->r0 + b->nr) {
-			memcpy(out, b->buf + (first - b->r0 * C) * t->esize, (size_t)(count * t->esize));
-			b->used = ++bs->tick;
-			return true;
-		}
-	}
-	return false;
-}
-
-/* Serve [first, first + count) (rows ra..rb) from a band of nr rows from ra,
+/* Serve [first, first + count) (rows ra..) from a band of nr rows from ra,
  * transposing it if no band holds them. False when no slot is free (every
  * one being filled) or memory is short: the caller reads directly. */
 static bool from_band(const struct mfs_model *m, const struct mfs_tensor *t, uint64_t ra,
-		      uint64_t rb, uint64_t nr, uint64_t first, uint64_t count, uint8_t *out)
+		      uint64_t nr, uint64_t first, uint64_t count, uint8_t *out)
 {
-	struct mfs_bands *bs = &m->impl->bands;
+	struct mfs_bands *bs = m->impl->bands;
 	uint64_t R = t->dims[0], C = t->dims[1];
-	unsigned es = t->esize;
 	pthread_mutex_lock(&bs->lock);
-	if (band_copy(bs, t, ra, rb, first, count, out)) {
+	struct mfs_band *v = mfs_band_find(bs, t, first, count, false);
+	if (v) {
+		mfs_band_copy(bs, v, first, count, out);
 		pthread_mutex_unlock(&bs->lock);
 		return true;
 	}
-	struct mfs_band *v = NULL;
-	for (int i = 0; i < MFS_NBANDS; i++)
-		if (!bs->b[i].filling && (!v || bs->b[i].used < v->used))
-			v = &bs->b[i];
-	size_t need = (size_t)(nr * C * es);
-	if (v && need > v->cap) {
-		uint8_t *nb = realloc(v->buf, need);
-		if (nb) {
-			v->buf = nb;
-			v->cap = need;
-		} else {
-			v = NULL;
-		}
-	}
-	if (!v) {
+	v = mfs_band_slot(bs, false);
+	if (!v || mfs_band_take(v, t, ra * C, (ra + nr) * C) < 0) {
 		pthread_mutex_unlock(&bs->lock);
 		return false;
 	}
 	/* Filled outside the lock; if the source faults on the way (a file
 	 * truncated under the mapping), the slot stays out of use. */
-	v->t = t;
-	v->filling = true;
 	pthread_mutex_unlock(&bs->lock);
-	rows_of_colmajor(m->base + t->off, R, ra, ra + nr, 0, C, es, v->buf);
+	rows_of_colmajor(m->base + t->off, R, ra, ra + nr, 0, C, t->esize, v->buf);
 	pthread_mutex_lock(&bs->lock);
-	v->r0 = ra;
-	v->nr = nr;
-	v->filling = false;
-	band_copy(bs, t, ra, rb, first, count, out);
+	mfs_band_filled(bs, v, true);
+	mfs_band_copy(bs, v, first, count, out);
 	pthread_mutex_unlock(&bs->lock);
 	return true;
 }
@@ -167,14 +122,15 @@ void mfs_colmajor_gather(const struct mfs_model *m, const struct mfs_tensor *t, 
 	unsigned es = t->esize;
 	uint64_t R = t->dims[0], C = t->dims[1];
 	uint64_t end = first + count, ra = first / C, rb = (end - 1) / C;
-	if (C * es <= BAND_BYTES) {
+	uint64_t band_bytes = m->impl->bands->band_bytes;
+	if (C * es <= band_bytes) {
 		/* A band when it holds at least two such requests. */
-		uint64_t nr = BAND_BYTES / (C * es);
+		uint64_t nr = band_bytes / (C * es);
 		if (nr > BAND_ROWS)
 			nr = BAND_ROWS;
 		if (nr > R - ra)
 			nr = R - ra;
-		if ((rb - ra + 1) * 2 <= nr && from_band(m, t, ra, rb, nr, first, count, o))
+		if ((rb - ra + 1) * 2 <= nr && from_band(m, t, ra, nr, first, count, o))
 			return;
 	}
 	if ((first % C || end % C) && (rb - ra + 1) * C <= 4 * count) {

@@ -7,52 +7,13 @@
 #include "arena.h"
 #include "model.h"
 
+struct mfs_bands;
+
 struct mfs_dupe {
 	mfs_id parent;
 	const char *name;  /* in the arena */
 	unsigned next;
 };
-
-/* Bands of transposed rows of column-major matrices (transpose.c). */
-#define MFS_NBANDS 2
-struct mfs_band {
-	const struct mfs_tensor *t;
-	uint64_t r0, nr;            /* logical rows [r0, r0 + nr), row-major in buf */
-	uint64_t used;              /* tick of the last use */
-	bool filling;
-	uint8_t *buf;
-	size_t cap;
-};
-struct mfs_bands {
-	pthread_mutex_t lock;
-	struct mfs_band b[MFS_NBANDS];
-	uint64_t tick;
-};
-void mfs_bands_init(struct mfs_bands *bs);
-void mfs_bands_free(struct mfs_bands *bs);
-
-/* Bands of column-major tensors in custom storage, read in row-major order
- * (colstream.c). */
-#define MFS_NSBANDS 2
-struct mfs_sband {
-	const struct mfs_tensor *t;
-	uint64_t lo, hi;            /* logical elements [lo, hi), in order in buf */
-	uint64_t used;              /* tick of the last use */
-	uint64_t served;            /* elements copied out of it */
-	bool filling, ready;
-	uint8_t *buf;
-	size_t cap;
-};
-struct mfs_sbands {
-	pthread_mutex_t lock;
-	pthread_cond_t done;        /* a band is filled, or failed */
-	struct mfs_sband b[MFS_NSBANDS];
-	uint64_t tick;
-	uint64_t band_bytes;        /* a band's size at most, and */
-	uint64_t piece_bytes;       /* the storage read at a time (tests make both small) */
-};
-void mfs_sbands_init(struct mfs_sbands *bs);
-void mfs_sbands_free(struct mfs_sbands *bs);
 
 struct mfs_hole {
 	uint64_t start, end;
@@ -72,8 +33,9 @@ struct mfs_model_impl {
 	int build_err;              /* first failure while building (positive errno) */
 	char build_msg[128];
 	pthread_mutex_t cache_lock; /* guards mfs_tensor.cache creation */
-	struct mfs_bands bands;     /* shared by the threads reading the model */
-	struct mfs_sbands sbands;   /* likewise */
+	/* Band caches shared by the threads reading the model (tensor/bands.h):
+	 * transposed rows of column-major matrices, bands over streams. */
+	struct mfs_bands *bands, *sbands;
 	void *map;                  /* the mapping to unmap, or NULL */
 	uint8_t *owned;             /* a small source read into memory, or NULL */
 	size_t map_len;

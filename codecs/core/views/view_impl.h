@@ -12,6 +12,7 @@
 #include "buf.h"
 #include "model.h"
 #include "numtext.h"
+#include "tensor.h"
 #include "view.h"
 
 
@@ -113,33 +114,6 @@ struct mfs_chunked *mfs_frame_cache(struct mfs_model *m, uint32_t frame, struct 
 
 #define MFS_CHUNK_ELEMS 4096u  /* elements (or entries, or rows) per text chunk: a small
 				 * read renders (and touches) a few KiB only */
-
-/* Elements [first, first + count) of t in LOGICAL row-major order, each
- * little-endian, into out (tensor.c). */
-int mfs_tensor_gather(const struct mfs_model *m, const struct mfs_tensor *t, uint64_t first,
-		      uint64_t count, void *out, struct mfs_err *err);
-/* Elements [first, first + count) in STORAGE order, little-endian. */
-int mfs_tensor_read_storage(const struct mfs_model *m, const struct mfs_tensor *t,
-			    uint64_t first, uint64_t count, void *out, struct mfs_err *err);
-/* Storage index of the element at logical row-major index r. */
-uint64_t mfs_tensor_storage_index(const struct mfs_tensor *t, uint64_t r);
-/* transpose.c: out = the transpose of in (`rows` rows of `cols` elements of
- * es bytes, is elements apart; out gets `cols` rows, os elements apart). */
-void mfs_transpose(const uint8_t *in, uint64_t is, uint8_t *out, uint64_t os, uint64_t rows,
-		   uint64_t cols, unsigned es);
-/* Elements [first, first + count) of the 2-D column-major raw tensor t in
- * logical order, not swapped. */
-void mfs_colmajor_gather(const struct mfs_model *m, const struct mfs_tensor *t, uint64_t first,
-			 uint64_t count, uint8_t *out);
-/* Elements [first, first + count) of the column-major tensor t in custom
- * storage (ops) in logical order, by bands each filled in one pass over
- * the storage (colstream.c). */
-int mfs_colstream_gather(const struct mfs_model *m, const struct mfs_tensor *t, uint64_t first,
-			 uint64_t count, uint8_t *out, struct mfs_err *err);
-/* Reorder the elements of an array of this shape between row-major and
- * column-major order (to_col: in is row-major, out column-major). */
-void mfs_reorder(const uint64_t *dims, uint32_t ndim, unsigned es, const void *in, void *out,
-		 bool to_col);
 
 /* values.txt (view_values.c) */
 int mfs_values_render(struct mfs_model *m, const void *tensor, uint64_t k,
