@@ -131,138 +131,171 @@ static int parse_value(const struct mfs_tensor *t, struct mfs_tokens *tk, uint8_
 	return 0;
 }
 
+/* A matrix.mtx being written, checked line by line against the stored
+ * sparsity pattern. */
+struct mtx_in {
+	const struct mfs_tensor *t;
+	uint64_t nnz, R, C;
+	struct pos *pat;      /* the stored entries, sorted by (row, column) */
+	uint8_t *vals;        /* their new values, in the order the file keeps them */
+	uint64_t *seen;       /* the line that gave each entry; 0: none yet */
+	uint64_t line, got;   /* the current line (1-based); entries given */
+	bool header, sizes;   /* the banner and the size line were read */
+	struct mfs_err *err;
+};
+
+/* The stored pattern, sorted; vals and seen sized for it. */
+static int mtx_pattern(struct mfs_model *m, struct mtx_in *w)
+{
+	uint64_t nnz = w->nnz;
+	uint64_t *rows = malloc((size_t)nnz * sizeof(uint64_t) + 1);
+	uint64_t *cols = malloc((size_t)nnz * sizeof(uint64_t) + 1);
+	w->pat = malloc((size_t)nnz * sizeof(*w->pat) + 1);
+	w->vals = malloc((size_t)nnz * w->t->esize + 1);
+	w->seen = calloc((size_t)nnz + 1, sizeof(*w->seen));
+	int r = 0;
+	if (!rows || !cols || !w->pat || !w->vals || !w->seen)
+		r = mfs_error(w->err, ENOMEM, "out of memory");
+	else
+		r = w->t->ops->entries(m, w->t, 0, nnz, rows, cols, w->vals, w->err);
+	if (r == 0) {
+		for (uint64_t i = 0; i < nnz; i++)
+			w->pat[i] = (struct pos){rows[i], cols[i], i};
+		qsort(w->pat, (size_t)nnz, sizeof(*w->pat), cmp_pos);
+	}
+	free(rows);
+	free(cols);
+	return r;
+}
+
+/* Line 1: the MatrixMarket banner of the coordinate format. */
+static int mtx_banner(struct mtx_in *w, const char *ls, const char *le)
+{
+	char q[MFS_QUOTE_MAX];
+	if (le - ls < 14 || strncmp(ls, "%%MatrixMarket", 14) != 0)
+		return mfs_error(w->err, EINVAL,
+				 "line 1: expected \"%%%%MatrixMarket matrix coordinate ...\", found %s",
+				 mfs_quote(q, ls, (size_t)(le - ls)));
+	if (!memmem(ls, (size_t)(le - ls), "coordinate", 10))
+		return mfs_error(w->err, EINVAL,
+				 "line 1: expected the coordinate format (\"%%%%MatrixMarket matrix coordinate ...\"), found %s",
+				 mfs_quote(q, ls, (size_t)(le - ls)));
+	w->header = true;
+	return 0;
+}
+
+/* The size line: the shape and entry count, which cannot change. tok is
+ * its first token. */
+static int mtx_sizes(struct mtx_in *w, struct mfs_tokens *tk, const char *tok, size_t n,
+		     const char *ls, const char *le)
+{
+	char q[MFS_QUOTE_MAX];
+	uint64_t a, b, z;
+	if (mfs_parse_u64(tok, n, UINT64_MAX, &a) < 0 || !mfs_next_token(tk, &tok, &n) ||
+	    mfs_parse_u64(tok, n, UINT64_MAX, &b) < 0 || !mfs_next_token(tk, &tok, &n) ||
+	    mfs_parse_u64(tok, n, UINT64_MAX, &z) < 0)
+		return mfs_error(w->err, EINVAL, "line %llu: expected \"rows columns entries\" (%llu %llu %llu), found %s",
+				 (unsigned long long)w->line, (unsigned long long)w->R,
+				 (unsigned long long)w->C, (unsigned long long)w->nnz,
+				 mfs_quote(q, ls, (size_t)(le - ls)));
+	if (a != w->R || b != w->C || z != w->nnz)
+		return mfs_error(w->err, EINVAL,
+				 "line %llu: the size line says %llu x %llu with %llu entries, expected %llu x %llu with %llu (the shape and the sparsity pattern cannot change)",
+				 (unsigned long long)w->line, (unsigned long long)a,
+				 (unsigned long long)b, (unsigned long long)z,
+				 (unsigned long long)w->R, (unsigned long long)w->C,
+				 (unsigned long long)w->nnz);
+	w->sizes = true;
+	return 0;
+}
+
+/* An entry line: a stored position, given once, and its value. tok is its
+ * first token. */
+static int mtx_entry(struct mtx_in *w, struct mfs_tokens *tk, const char *tok, size_t n,
+		     const char *ls, const char *le)
+{
+	char q[MFS_QUOTE_MAX];
+	uint64_t a, b;
+	if (mfs_parse_u64(tok, n, UINT64_MAX, &a) < 0 || !mfs_next_token(tk, &tok, &n) ||
+	    mfs_parse_u64(tok, n, UINT64_MAX, &b) < 0 || a == 0 || b == 0)
+		return mfs_error(w->err, EINVAL,
+				 "line %llu: expected \"row column value\" with row 1 to %llu and column 1 to %llu, found %s",
+				 (unsigned long long)w->line, (unsigned long long)w->R,
+				 (unsigned long long)w->C, mfs_quote(q, ls, (size_t)(le - ls)));
+	struct pos key = {a - 1, b - 1, 0};
+	struct pos *hit = bsearch(&key, w->pat, (size_t)w->nnz, sizeof(*w->pat), cmp_pos);
+	if (!hit)
+		return mfs_error(w->err, EINVAL,
+				 "line %llu: (%llu, %llu) is not one of the %llu stored entries (the sparsity pattern cannot change)",
+				 (unsigned long long)w->line, (unsigned long long)a,
+				 (unsigned long long)b, (unsigned long long)w->nnz);
+	if (w->seen[hit->i])
+		return mfs_error(w->err, EINVAL, "line %llu: entry (%llu, %llu) is given twice (first on line %llu)",
+				 (unsigned long long)w->line, (unsigned long long)a,
+				 (unsigned long long)b, (unsigned long long)w->seen[hit->i]);
+	w->seen[hit->i] = w->line;
+	w->got++;
+	return parse_value(w->t, tk, w->vals + hit->i * w->t->esize, w->line, w->err);
+}
+
+/* One line [ls, le): the banner, then (comments and blank lines aside) the
+ * size line, then entries. */
+static int mtx_line(struct mtx_in *w, const char *ls, const char *le)
+{
+	w->line++;
+	if (!w->header)
+		return mtx_banner(w, ls, le);
+	struct mfs_tokens tk = {ls, (size_t)(le - ls), 0};
+	const char *tok;
+	size_t n;
+	if (*ls == '%' || !mfs_next_token(&tk, &tok, &n))
+		return 0;  /* comment or blank line */
+	if (!w->sizes)
+		return mtx_sizes(w, &tk, tok, n, ls, le);
+	return mtx_entry(w, &tk, tok, n, ls, le);
+}
+
+/* After the last line: every stored entry was given. */
+static int mtx_complete(const struct mtx_in *w)
+{
+	if (!w->header || !w->sizes)
+		return mfs_error(w->err, EINVAL, "expected a %s line, found %s",
+				 w->header ? "\"rows columns entries\""
+					   : "\"%%%%MatrixMarket matrix coordinate ...\"",
+				 "the end of the text");
+	if (w->got == w->nnz)
+		return 0;
+	uint64_t miss = 0;
+	while (miss < w->nnz && w->seen[w->pat[miss].i])
+		miss++;
+	const struct pos *first = &w->pat[miss < w->nnz ? miss : 0];
+	return mfs_error(w->err, EINVAL, "expected %llu entries, got %llu (the first missing is (%llu, %llu))",
+			 (unsigned long long)w->nnz, (unsigned long long)w->got,
+			 (unsigned long long)first->r + 1, (unsigned long long)first->c + 1);
+}
+
 int mfs_mtx_write(struct mfs_model *m, mfs_id node, const struct mfs_content *c,
 		  struct mfs_patch *p, struct mfs_err *err)
 {
 	const struct mfs_tensor *t = mfs_node_tensor(m, node);
+	struct mtx_in w = {.t = t, .nnz = t->nnz, .R = t->dims[0],
+			   .C = t->ndim > 1 ? t->dims[1] : 1, .err = err};
 	char *text = NULL;
-	struct pos *pat = NULL;
-	uint64_t *rows = NULL, *cols = NULL;
-	uint8_t *vals = NULL;
-	uint64_t *seen = NULL;
-	char q[MFS_QUOTE_MAX];
 	int r = mfs_content_load(c, &text, err);
-	if (r < 0)
-		return r;
-	uint64_t nnz = t->nnz, R = t->dims[0], C = t->ndim > 1 ? t->dims[1] : 1;
-	size_t es = t->esize;
-	pat = malloc((size_t)nnz * sizeof(*pat) + 1);
-	rows = malloc((size_t)nnz * sizeof(uint64_t) + 1);
-	cols = malloc((size_t)nnz * sizeof(uint64_t) + 1);
-	vals = malloc((size_t)nnz * es + 1);
-	seen = calloc((size_t)nnz + 1, sizeof(*seen));
-	if (!pat || !rows || !cols || !vals || !seen) {
-		r = mfs_error(err, ENOMEM, "out of memory");
-		goto out;
+	if (r == 0)
+		r = mtx_pattern(m, &w);
+	if (r == 0) {
+		const char *s = text, *end = text + c->size, *ls, *le;
+		while (r == 0 && next_line(&s, end, &ls, &le))
+			r = mtx_line(&w, ls, le);
 	}
-	r = t->ops->entries(m, t, 0, nnz, rows, cols, vals, err);
-	if (r < 0)
-		goto out;
-	for (uint64_t i = 0; i < nnz; i++)
-		pat[i] = (struct pos){rows[i], cols[i], i};
-	qsort(pat, (size_t)nnz, sizeof(*pat), cmp_pos);
-
-	const char *s = text, *end = text + c->size, *ls, *le;
-	uint64_t line = 0, got = 0;
-	bool header = false, sizes = false;
-	while (next_line(&s, end, &ls, &le)) {
-		line++;
-		if (!header) {
-			if (le - ls < 14 || strncmp(ls, "%%MatrixMarket", 14) != 0) {
-				r = mfs_error(err, EINVAL,
-					      "line 1: expected \"%%%%MatrixMarket matrix coordinate ...\", found %s",
-					      mfs_quote(q, ls, (size_t)(le - ls)));
-				goto out;
-			}
-			if (!memmem(ls, (size_t)(le - ls), "coordinate", 10)) {
-				r = mfs_error(err, EINVAL,
-					      "line 1: expected the coordinate format (\"%%%%MatrixMarket matrix coordinate ...\"), found %s",
-					      mfs_quote(q, ls, (size_t)(le - ls)));
-				goto out;
-			}
-			header = true;
-			continue;
-		}
-		struct mfs_tokens tk = {ls, (size_t)(le - ls), 0};
-		const char *tok;
-		size_t n;
-		if (*ls == '%' || !mfs_next_token(&tk, &tok, &n))
-			continue;  /* comment or blank line */
-		uint64_t a, b, z;
-		if (!sizes) {
-			if (mfs_parse_u64(tok, n, UINT64_MAX, &a) < 0 || !mfs_next_token(&tk, &tok, &n) ||
-			    mfs_parse_u64(tok, n, UINT64_MAX, &b) < 0 || !mfs_next_token(&tk, &tok, &n) ||
-			    mfs_parse_u64(tok, n, UINT64_MAX, &z) < 0) {
-				r = mfs_error(err, EINVAL, "line %llu: expected \"rows columns entries\" (%llu %llu %llu), found %s",
-					      (unsigned long long)line, (unsigned long long)R,
-					      (unsigned long long)C, (unsigned long long)nnz,
-					      mfs_quote(q, ls, (size_t)(le - ls)));
-				goto out;
-			}
-			if (a != R || b != C || z != nnz) {
-				r = mfs_error(err, EINVAL,
-					      "line %llu: the size line says %llu x %llu with %llu entries, expected %llu x %llu with %llu (the shape and the sparsity pattern cannot change)",
-					      (unsigned long long)line, (unsigned long long)a,
-					      (unsigned long long)b, (unsigned long long)z,
-					      (unsigned long long)R, (unsigned long long)C,
-					      (unsigned long long)nnz);
-				goto out;
-			}
-			sizes = true;
-			continue;
-		}
-		if (mfs_parse_u64(tok, n, UINT64_MAX, &a) < 0 || !mfs_next_token(&tk, &tok, &n) ||
-		    mfs_parse_u64(tok, n, UINT64_MAX, &b) < 0 || a == 0 || b == 0) {
-			r = mfs_error(err, EINVAL,
-				      "line %llu: expected \"row column value\" with row 1 to %llu and column 1 to %llu, found %s",
-				      (unsigned long long)line, (unsigned long long)R, (unsigned long long)C,
-				      mfs_quote(q, ls, (size_t)(le - ls)));
-			goto out;
-		}
-		struct pos key = {a - 1, b - 1, 0};
-		struct pos *hit = bsearch(&key, pat, (size_t)nnz, sizeof(*pat), cmp_pos);
-		if (!hit) {
-			r = mfs_error(err, EINVAL,
-				      "line %llu: (%llu, %llu) is not one of the %llu stored entries (the sparsity pattern cannot change)",
-				      (unsigned long long)line, (unsigned long long)a,
-				      (unsigned long long)b, (unsigned long long)nnz);
-			goto out;
-		}
-		if (seen[hit->i]) {
-			r = mfs_error(err, EINVAL, "line %llu: entry (%llu, %llu) is given twice (first on line %llu)",
-				      (unsigned long long)line, (unsigned long long)a,
-				      (unsigned long long)b, (unsigned long long)seen[hit->i]);
-			goto out;
-		}
-		seen[hit->i] = line;
-		r = parse_value(t, &tk, vals + hit->i * es, line, err);
-		if (r < 0)
-			goto out;
-		got++;
-	}
-	if (!header || !sizes) {
-		r = mfs_error(err, EINVAL, "expected a %s line, found %s",
-			      header ? "\"rows columns entries\"" : "\"%%MatrixMarket matrix coordinate ...\"",
-			      "the end of the text");
-		goto out;
-	}
-	if (got != nnz) {
-		uint64_t miss = 0;
-		while (miss < nnz && seen[pat[miss].i])
-			miss++;
-		r = mfs_error(err, EINVAL, "expected %llu entries, got %llu (the first missing is (%llu, %llu))",
-			      (unsigned long long)nnz, (unsigned long long)got,
-			      (unsigned long long)pat[miss < nnz ? miss : 0].r + 1,
-			      (unsigned long long)pat[miss < nnz ? miss : 0].c + 1);
-		goto out;
-	}
-	r = mfs_submit_values(m, t, vals, p, err);
-out:
+	if (r == 0)
+		r = mtx_complete(&w);
+	if (r == 0)
+		r = mfs_submit_values(m, t, w.vals, false, p, err);
 	free(text);
-	free(pat);
-	free(rows);
-	free(cols);
-	free(vals);
-	free(seen);
+	free(w.pat);
+	free(w.vals);
+	free(w.seen);
 	return r;
 }
