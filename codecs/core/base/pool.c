@@ -13,15 +13,16 @@
 #include "runtime_impl.h"
 
 struct mfs_job {
-	void (*fn)(void *);
+	void (*fn)(void *, struct mfs_buf *);
 	void *arg;
 	struct mfs_job *next;
 };
 
-/* Runs queued jobs until stopped with none left. */
+/* Runs queued jobs until stopped with none left, lending each its scratch. */
 static void *worker(void *arg)
 {
 	struct mfs_workers *w = arg;
+	struct mfs_buf scratch = {0};
 	pthread_mutex_lock(&w->lock);
 	for (;;) {
 		while (!w->head && !w->stop)
@@ -33,11 +34,12 @@ static void *worker(void *arg)
 		if (!w->head)
 			w->tail = NULL;
 		pthread_mutex_unlock(&w->lock);
-		j->fn(j->arg);
+		j->fn(j->arg, &scratch);
 		free(j);
 		pthread_mutex_lock(&w->lock);
 	}
 	pthread_mutex_unlock(&w->lock);
+	mfs_buf_free(&scratch);
 	return NULL;
 }
 
@@ -78,7 +80,8 @@ unsigned mfs_pool_size(struct mfs_runtime *rt)
 	return n;
 }
 
-int mfs_pool_submit(struct mfs_runtime *rt, void (*fn)(void *arg), void *arg)
+int mfs_pool_submit(struct mfs_runtime *rt, void (*fn)(void *arg, struct mfs_buf *scratch),
+		    void *arg)
 {
 	if (mfs_pool_size(rt) == 0)
 		return -EAGAIN;

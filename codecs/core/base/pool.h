@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "buf.h"
 #include "error.h"
 
 /* The most threads one pass runs, and the pool's size at most. */
@@ -13,9 +14,13 @@
 
 struct mfs_runtime;
 
-/* Run fn(arg) on one of rt's worker threads. Returns 0, or -errno if no
+/* Run fn(arg, scratch) on one of rt's worker threads. scratch is the
+ * worker's own buffer, kept from one job to the next (and freed when the
+ * worker ends), for what a job needs only while it runs: a large one is
+ * then not faulted in anew for every job. Returns 0, or -errno if no
  * worker could take it (rt NULL or stopping: the caller does the work). */
-int mfs_pool_submit(struct mfs_runtime *rt, void (*fn)(void *arg), void *arg);
+int mfs_pool_submit(struct mfs_runtime *rt, void (*fn)(void *arg, struct mfs_buf *scratch),
+		    void *arg);
 /* CPUs this process may run on (its affinity: a cpuset, taskset), at least 1. */
 unsigned mfs_ncpu(void);
 /* Number of workers rt runs (mfs_ncpu(), at most MFS_THREADS_MAX; 0 for

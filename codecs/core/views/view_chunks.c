@@ -38,6 +38,7 @@ struct mfs_rcache {
 	int busy;                       /* windows being rendered by workers */
 	mfs_hold_fn hold, release;      /* around a worker's render (may be NULL) */
 	void *hold_arg;
+	struct mfs_buf scratch;         /* the renders of the reader's own thread */
 };
 
 void mfs_rcache_hold(struct mfs_rcache *rc, mfs_hold_fn hold, mfs_hold_fn release, void *arg)
@@ -74,6 +75,7 @@ void mfs_rcache_free(struct mfs_rcache *rc)
 	pthread_mutex_unlock(&rc->lock);
 	for (int i = 0; i <= AHEAD; i++)
 		mfs_buf_free(&rc->w[i].buf);
+	mfs_buf_free(&rc->scratch);
 	pthread_mutex_destroy(&rc->lock);
 	pthread_cond_destroy(&rc->cond);
 	free(rc);
@@ -137,7 +139,8 @@ struct pass {
 	struct mfs_chunked *c;
 	uint64_t from;                          /* first chunk to measure */
 	uint64_t *lens;                         /* lens[k - from] */
-	struct mfs_buf bufs[MFS_THREADS_MAX];   /* rendering: each thread's text */
+	struct mfs_buf bufs[MFS_THREADS_MAX];   /* rendering: each thread's text, */
+	struct mfs_buf scratch[MFS_THREADS_MAX]; /* and its renderer's scratch */
 	uint32_t *acc[MFS_THREADS_MAX];         /* measuring: each thread's chunk lengths */
 };
 
@@ -151,7 +154,7 @@ static int measure_item(void *ctx, unsigned t, uint64_t i, struct mfs_err *err)
 		return c->measure(p->m, c->obj, i, c->nparts, p->acc[t], err);
 	struct mfs_buf *b = &p->bufs[t];
 	b->len = 0;
-	int r = c->render(p->m, c->obj, i, b, err);
+	int r = c->render(p->m, c->obj, i, b, &p->scratch[t], err);
 	if (r < 0)
 		return r;
 	p->lens[i - p->from] = b->len;
@@ -184,8 +187,10 @@ static int measure_all(struct pass *p, struct mfs_err *err)
 		for (unsigned t = 0; t < n; t++)
 			free(p->acc[t]);
 	}
-	for (unsigned t = 0; t < nthr; t++)
+	for (unsigned t = 0; t < nthr; t++) {
 		mfs_buf_free(&p->bufs[t]);
+		mfs_buf_free(&p->scratch[t]);
+	}
 	return r;
 }
 
@@ -199,17 +204,18 @@ static int zeros_pass(struct mfs_model *m, struct mfs_chunked *c, struct mfs_err
 		return 0;
 	uint64_t unknown = c->zeros(m, c->obj, lens);
 	int r = unknown <= c->nchunks / 8 ? 1 : 0;
-	struct mfs_buf b = {0};
+	struct mfs_buf b = {0}, scratch = {0};
 	for (uint64_t k = 0; k < c->nchunks && unknown && r > 0; k++) {
 		if (lens[k] != MFS_LEN_UNKNOWN)
 			continue;
 		b.len = 0;
-		r = c->render(m, c->obj, k, &b, err);
+		r = c->render(m, c->obj, k, &b, &scratch, err);
 		lens[k] = b.len;
 		unknown--;
 		r = r < 0 ? r : 1;
 	}
 	mfs_buf_free(&b);
+	mfs_buf_free(&scratch);
 	if (r > 0) {
 		pthread_mutex_lock(&c->lock);
 		for (uint64_t k = c->known; k < c->nchunks; k++)
@@ -290,6 +296,7 @@ struct render_job {
 	struct mfs_rcache *rc;
 	struct mfs_chunked *c;
 	struct win *w;
+	struct mfs_buf *scratch;        /* the worker's */
 };
 
 static int render_win_fn(void *arg)
@@ -298,10 +305,11 @@ static int render_win_fn(void *arg)
 	struct win *w = j->w;
 	w->buf.len = 0;
 	if (j->c->render_n)
-		return j->c->render_n(j->rc->m, j->c->obj, w->k0, w->n, &w->buf, w->lens, &w->err);
+		return j->c->render_n(j->rc->m, j->c->obj, w->k0, w->n, &w->buf, w->lens, j->scratch,
+				      &w->err);
 	for (uint64_t i = 0; i < w->n; i++) {
 		size_t before = w->buf.len;
-		int r = j->c->render(j->rc->m, j->c->obj, w->k0 + i, &w->buf, &w->err);
+		int r = j->c->render(j->rc->m, j->c->obj, w->k0 + i, &w->buf, j->scratch, &w->err);
 		if (r < 0)
 			return r;
 		w->lens[i] = w->buf.len - before;
@@ -309,9 +317,10 @@ static int render_win_fn(void *arg)
 	return 0;
 }
 
-static void render_job(void *arg)
+static void render_job(void *arg, struct mfs_buf *scratch)
 {
 	struct render_job *j = arg;
+	j->scratch = scratch;
 	/* What the caller holds while it reads (the source unchanged under
 	 * it), the worker holds while it renders for the reader. */
 	if (j->rc->hold)
@@ -368,7 +377,7 @@ static void read_ahead(struct mfs_rcache *rc, struct mfs_chunked *c, uint64_t k)
 		w->k0 = rc->next_k;
 		w->n = c->nchunks - w->k0 < WIN_CHUNKS ? c->nchunks - w->k0 : WIN_CHUNKS;
 		w->state = W_BUSY;
-		*j = (struct render_job){rc, c, w};
+		*j = (struct render_job){rc, c, w, NULL};
 		rc->busy++;
 		if (mfs_pool_submit(rc->m->rt, render_job, j) < 0) {
 			rc->busy--;
@@ -425,7 +434,7 @@ static int get_chunk(struct mfs_model *m, struct mfs_chunked *c, uint64_t k,
 		w->k0 = k;
 		w->n = 1;
 		w->buf.len = 0;
-		int r = c->render(m, c->obj, k, &w->buf, err);
+		int r = c->render(m, c->obj, k, &w->buf, &rc->scratch, err);
 		if (r < 0)
 			return r;
 		w->lens[0] = w->buf.len;

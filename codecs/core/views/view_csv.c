@@ -37,8 +37,9 @@ static int put_label(struct mfs_buf *b, const char *s)
 }
 
 int mfs_csv_render(struct mfs_model *m, const void *frame, uint64_t k,
-		   struct mfs_buf *out, struct mfs_err *err)
+		   struct mfs_buf *out, struct mfs_buf *scratch, struct mfs_err *err)
 {
+	(void)scratch;
 	const struct mfs_frame *f = frame;
 	uint64_t per = rows_per_chunk(f), first = k * per;
 	uint64_t count = f->nrows - first < per ? f->nrows - first : per;

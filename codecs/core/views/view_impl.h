@@ -20,8 +20,11 @@
  * Chunk k's byte offset is known once chunks 0..k-1 were rendered (in order,
  * by a sequential reader) or after a full pass (for the size). */
 struct mfs_chunked;
+/* Render chunk k, appended to out. scratch: a buffer the caller keeps from
+ * one call to the next, which the renderer may grow and use meanwhile
+ * (elements gathered on the way); its content does not outlive the call. */
 typedef int (*mfs_chunk_fn)(struct mfs_model *m, const void *obj, uint64_t k,
-			    struct mfs_buf *out, struct mfs_err *err);
+			    struct mfs_buf *out, struct mfs_buf *scratch, struct mfs_err *err);
 
 /* Optional, for the size: add the text length of every chunk into
  * lens[0, nchunks), for part `part` of `nparts` slices of the work (the
@@ -33,7 +36,8 @@ typedef int (*mfs_measure_fn)(struct mfs_model *m, const void *obj, uint64_t par
 /* Optional, for streaming: chunks [k, k + n) at once, back to back into out,
  * the length of each into lens (same text as n calls of render). */
 typedef int (*mfs_chunks_fn)(struct mfs_model *m, const void *obj, uint64_t k, uint64_t n,
-			     struct mfs_buf *out, uint64_t *lens, struct mfs_err *err);
+			     struct mfs_buf *out, uint64_t *lens, struct mfs_buf *scratch,
+			     struct mfs_err *err);
 
 /* The lengths of the chunks whose source bytes all lie in a hole of the
  * file (zeros: their text is known without reading them) into lens, the
@@ -117,9 +121,10 @@ struct mfs_chunked *mfs_frame_cache(struct mfs_model *m, uint32_t frame, struct 
 
 /* values.txt (view_values.c) */
 int mfs_values_render(struct mfs_model *m, const void *tensor, uint64_t k,
-		      struct mfs_buf *out, struct mfs_err *err);
+		      struct mfs_buf *out, struct mfs_buf *scratch, struct mfs_err *err);
 int mfs_values_render_n(struct mfs_model *m, const void *tensor, uint64_t k, uint64_t n,
-			struct mfs_buf *out, uint64_t *lens, struct mfs_err *err);
+			struct mfs_buf *out, uint64_t *lens, struct mfs_buf *scratch,
+			struct mfs_err *err);
 /* Sizing without rendering, for float tensors in memory (NULL otherwise);
  * *nparts is set to the number of slices of the work. */
 mfs_measure_fn mfs_values_measurer(const struct mfs_tensor *t, uint64_t *nparts);
@@ -130,10 +135,10 @@ const char *mfs_values_sep(const uint64_t *dims, uint32_t ndim, uint64_t i, uint
 
 /* matrix.mtx (view_mtx.c) and frame.csv (view_csv.c) */
 int mfs_mtx_render(struct mfs_model *m, const void *tensor, uint64_t k,
-		   struct mfs_buf *out, struct mfs_err *err);
+		   struct mfs_buf *out, struct mfs_buf *scratch, struct mfs_err *err);
 size_t mfs_mtx_head(const struct mfs_tensor *t, char *h, size_t size);
 int mfs_csv_render(struct mfs_model *m, const void *frame, uint64_t k,
-		   struct mfs_buf *out, struct mfs_err *err);
+		   struct mfs_buf *out, struct mfs_buf *scratch, struct mfs_err *err);
 int mfs_mtx_write(struct mfs_model *m, mfs_id node, const struct mfs_content *c,
 		  struct mfs_patch *p, struct mfs_err *err);
 

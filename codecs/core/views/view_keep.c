@@ -145,6 +145,7 @@ struct kpass {
 	size_t per_win;             /* bytes to reserve for a window */
 	pthread_mutex_t lock;
 	uint64_t total;             /* bytes rendered */
+	struct mfs_buf scratch[MFS_THREADS_MAX];  /* each thread's renderer's */
 };
 
 /* The first window's call, under its own guard. */
@@ -172,9 +173,10 @@ static int win_reserve(struct mfs_buf *b, size_t want)
 	return 0;
 }
 
-/* Render window w into its own buffer. */
-static int render_window(struct kpass *p, uint64_t w, struct mfs_err *err)
+/* Render window w into its own buffer, on the pass's thread t. */
+static int render_window(struct kpass *p, unsigned t, uint64_t w, struct mfs_err *err)
 {
+	struct mfs_buf *scratch = &p->scratch[t];
 	struct mfs_chunked *c = p->c;
 	uint64_t k0 = w * MFS_KEEP_CHUNKS;
 	uint64_t n = c->nchunks - k0 < MFS_KEEP_CHUNKS ? c->nchunks - k0 : MFS_KEEP_CHUNKS;
@@ -183,11 +185,11 @@ static int render_window(struct kpass *p, uint64_t w, struct mfs_err *err)
 		return mfs_error(err, ENOMEM, "out of memory");
 	int r = 0;
 	if (c->render_n) {
-		r = c->render_n(p->m, c->obj, k0, n, &b, p->lens + k0, err);
+		r = c->render_n(p->m, c->obj, k0, n, &b, p->lens + k0, scratch, err);
 	} else {
 		for (uint64_t i = 0; i < n && r >= 0; i++) {
 			size_t before = b.len;
-			r = c->render(p->m, c->obj, k0 + i, &b, err);
+			r = c->render(p->m, c->obj, k0 + i, &b, scratch, err);
 			p->lens[k0 + i] = b.len - before;
 		}
 	}
@@ -213,15 +215,14 @@ static int render_window(struct kpass *p, uint64_t w, struct mfs_err *err)
 /* Window w, on thread t of the pass. */
 static int window_item(void *ctx, unsigned t, uint64_t w, struct mfs_err *err)
 {
-	(void)t;
-	return render_window(ctx, w, err);
+	return render_window(ctx, t, w, err);
 }
 
 /* Window 0, on the caller's thread (a fault jumps out of this alone). */
 static int first_fn(void *arg)
 {
 	struct kcall *kc = arg;
-	return render_window(kc->p, 0, kc->err);
+	return render_window(kc->p, 0, 0, kc->err);
 }
 
 int mfs_keep_pass(struct mfs_model *m, struct mfs_chunked *c, struct mfs_err *err)
@@ -257,6 +258,8 @@ int mfs_keep_pass(struct mfs_model *m, struct mfs_chunked *c, struct mfs_err *er
 	}
 	if (r == 0)
 		r = mfs_parallel_for(1, nwin, MFS_THREADS_MAX, window_item, &p, err);
+	for (unsigned t = 0; t < MFS_THREADS_MAX; t++)
+		mfs_buf_free(&p.scratch[t]);
 	if (r != 0) {
 		for (uint64_t w = 0; w < nwin; w++)
 			free(p.win[w]);

@@ -42,8 +42,9 @@ static size_t fmt_value(const struct mfs_tensor *t, const uint8_t *v, char *o)
 }
 
 int mfs_mtx_render(struct mfs_model *m, const void *tensor, uint64_t k,
-		   struct mfs_buf *out, struct mfs_err *err)
+		   struct mfs_buf *out, struct mfs_buf *scratch, struct mfs_err *err)
 {
+	(void)scratch;
 	const struct mfs_tensor *t = tensor;
 	uint64_t first = k * MFS_CHUNK_ELEMS;
 	uint64_t count = t->nnz - first < MFS_CHUNK_ELEMS ? t->nnz - first : MFS_CHUNK_ELEMS;

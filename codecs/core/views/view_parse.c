@@ -217,8 +217,9 @@ static void group_put(struct group *g)
 		group_free(g);
 }
 
-static void worker_job(void *arg)
+static void worker_job(void *arg, struct mfs_buf *scratch)
 {
+	(void)scratch;
 	struct group *g = arg;
 	pthread_mutex_lock(&g->lock);
 	for (;;) {

@@ -1,7 +1,6 @@
 /* values.txt: elements as text in logical (row-major) order, rendered one
  * chunk of MFS_CHUNK_ELEMS elements at a time (LAYOUT.md "values.txt rules"). */
 #include <errno.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,61 +83,30 @@ static size_t render_elems(const struct mfs_tensor *t, const uint8_t *el, uint64
 	return (size_t)(o - start);
 }
 
-/* A thread's buffer for gathered elements, kept from one window to the
- * next: freed each time, a window's worth (256 KiB) went back to the system
- * (glibc unmaps or trims it) and the next window faulted its pages in again
- * (perf: clear_page was an eighth of a column-major values.txt). Threads
- * free theirs when they end. */
-struct gather_buf {
-	size_t cap;
-	uint8_t p[];
-};
-static pthread_key_t gather_key;
-static pthread_once_t gather_once = PTHREAD_ONCE_INIT;
-static bool gather_ok;
-
-static void gather_init(void)
-{
-	gather_ok = pthread_key_create(&gather_key, free) == 0;
-}
-
-static uint8_t *gather_buf(size_t need)
-{
-	pthread_once(&gather_once, gather_init);
-	if (!gather_ok)
-		return NULL;
-	struct gather_buf *s = pthread_getspecific(gather_key);
-	if (s && s->cap >= need)
-		return s->p;
-	free(s);
-	s = malloc(sizeof(*s) + need);
-	pthread_setspecific(gather_key, s);
-	if (!s)
-		return NULL;
-	s->cap = need;
-	return s->p;
-}
-
 /* Elements of chunks [k, k + n) in logical order: straight from the source,
- * or gathered at once into this thread's gather buffer (one pass over whole
- * rows of a column-major matrix, where chunk by chunk would read each column
- * line many times); valid until the thread's next call. */
+ * or gathered at once into the caller's scratch (one pass over whole rows of
+ * a column-major matrix, where chunk by chunk would read each column line
+ * many times). The scratch is kept by the caller from one window to the
+ * next: freed each time, a window's worth (256 KiB) would go back to the
+ * system (glibc unmaps or trims it) and the next window would fault its
+ * pages in again. Valid until scratch changes. */
 static const uint8_t *elements(struct mfs_model *m, const struct mfs_tensor *t, uint64_t first,
-			       uint64_t count, struct mfs_err *err, int *r)
+			       uint64_t count, struct mfs_buf *scratch, struct mfs_err *err, int *r)
 {
 	if (!t->ops && !t->swap && (t->order == MFS_ROW_MAJOR || t->ndim < 2))
 		return m->base + t->off + first * t->esize;
-	uint8_t *buf = gather_buf((size_t)(count * t->esize));
-	if (!buf) {
+	scratch->len = 0;
+	if (mfs_buf_reserve(scratch, (size_t)(count * t->esize)) < 0) {
 		*r = mfs_error(err, ENOMEM, "out of memory");
 		return NULL;
 	}
+	uint8_t *buf = (uint8_t *)scratch->p;
 	*r = mfs_tensor_gather(m, t, first, count, buf, err);
 	return *r < 0 ? NULL : buf;
 }
 
 int mfs_values_render(struct mfs_model *m, const void *tensor, uint64_t k,
-		      struct mfs_buf *out, struct mfs_err *err)
+		      struct mfs_buf *out, struct mfs_buf *scratch, struct mfs_err *err)
 {
 	const struct mfs_tensor *t = tensor;
 	uint64_t first = k * MFS_CHUNK_ELEMS;
@@ -160,7 +128,7 @@ int mfs_values_render(struct mfs_model *m, const void *tensor, uint64_t k,
 	if (mfs_buf_reserve(out, (size_t)count * (MFS_NUM_MAX + 2)) < 0)
 		return mfs_error(err, ENOMEM, "out of memory");
 	int r = 0;
-	const uint8_t *el = elements(m, t, first, count, err, &r);
+	const uint8_t *el = elements(m, t, first, count, scratch, err, &r);
 	if (!el)
 		return r;
 	out->len += render_elems(t, el, first, count, out->p + out->len);
@@ -314,14 +282,15 @@ mfs_measure_fn mfs_values_measurer(const struct mfs_tensor *t, uint64_t *nparts)
 }
 
 int mfs_values_render_n(struct mfs_model *m, const void *tensor, uint64_t k, uint64_t n,
-			struct mfs_buf *out, uint64_t *lens, struct mfs_err *err)
+			struct mfs_buf *out, uint64_t *lens, struct mfs_buf *scratch,
+			struct mfs_err *err)
 {
 	const struct mfs_tensor *t = tensor;
 	uint64_t first = k * MFS_CHUNK_ELEMS;
 	uint64_t all = t->nelem - first < n * MFS_CHUNK_ELEMS ? t->nelem - first
 							       : n * MFS_CHUNK_ELEMS;
 	int r = 0;
-	const uint8_t *el = elements(m, t, first, all, err, &r);
+	const uint8_t *el = elements(m, t, first, all, scratch, err, &r);
 	if (!el)
 		return r;
 	for (uint64_t i = 0, done = 0; i < n; i++) {
