@@ -8,10 +8,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "codec.h"
 #include "guard.h"
 #include "model_impl.h"
 #include "tensor.h"
+#include "view_impl.h"
 
 #define SIDECAR_MAX (16u << 20)  /* a .meta file is a line of JSON */
 /* Files up to this size are read into memory and closed: no descriptor and
@@ -151,6 +153,41 @@ int mfs_model_open_mem(struct mfs_model **out, const void *buf, size_t len,
 	return 0;
 }
 
+static int add_hole(struct mfs_model_impl *im, size_t *cap, uint64_t a, uint64_t b)
+{
+	if (b - a < MFS_HOLE_MIN)
+		return 0;
+	if (MFS_ARRAY_RESERVE(im->holes, im->nholes, *cap, 1, 16) < 0)
+		return -ENOMEM;
+	im->holes[im->nholes++] = (struct mfs_hole){a, b};
+	return 0;
+}
+
+/* The holes of the source open at fd (holes.c), with SEEK_DATA and
+ * SEEK_HOLE. */
+static void find_holes(struct mfs_model *m, int fd)
+{
+	struct mfs_model_impl *im = m->impl;
+	size_t cap = 0;
+	uint64_t pos = 0;
+	while (pos < m->size && im->nholes < MFS_HOLES_MAX) {
+		off_t d = lseek(fd, (off_t)pos, SEEK_DATA);
+		uint64_t data = d < 0 ? m->size : (uint64_t)d;
+		if (d < 0 && errno != ENXIO)
+			break;  /* not told: no more holes known */
+		if (data > m->size)
+			data = m->size;
+		if (data > pos && add_hole(im, &cap, pos, data) < 0)
+			break;
+		if (data >= m->size)
+			break;
+		off_t h = lseek(fd, (off_t)data, SEEK_HOLE);
+		if (h < 0 || (uint64_t)h <= data)
+			break;
+		pos = (uint64_t)h;
+	}
+}
+
 static int read_full(int fd, void *buf, size_t len, uint64_t off)
 {
 	size_t got = 0;
@@ -283,7 +320,7 @@ static int open_file(struct mfs_model **out, int dirfd, const char *path, const 
 		}
 		/* Indexing hops from header to header: no readahead of the data. */
 		madvise(p, (size_t)size, MADV_RANDOM);
-		mfs_holes_find(m, fd);
+		find_holes(m, fd);
 		m->impl->map = p;
 		m->impl->map_len = (size_t)size;
 		m->base = p;

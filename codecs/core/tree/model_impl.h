@@ -1,4 +1,5 @@
-/* Private parts of a model, shared by the tree code and the views. */
+/* Private parts of a model, shared by the core's rooms above the tree (the
+ * host fills what opening a file finds, the views and tensors their caches). */
 #ifndef MFS_MODEL_IMPL_H
 #define MFS_MODEL_IMPL_H
 
@@ -54,18 +55,11 @@ struct mfs_model_impl {
 	uint64_t uid;               /* unique among the models of this process */
 };
 
-/* Frees the caches the views hang on tensors (view_values.c). */
-void mfs_tcache_free(struct mfs_tcache *c);
-void mfs_frame_cache_free(struct mfs_chunked *c);  /* view_csv.c */
-
-
-
-/* holes.c: the source's holes, found with SEEK_HOLE/SEEK_DATA on fd at open
- * (none where the file system does not tell); whether [off, off + len) lies
- * in one of them. */
+/* holes.c: whether [off, off + len) lies in one of the source's holes
+ * (found with SEEK_HOLE/SEEK_DATA at open, at most MFS_HOLES_MAX of them,
+ * none where the file system does not tell). */
 #define MFS_HOLE_MIN (64u << 10)
 #define MFS_HOLES_MAX 4096u
-void mfs_holes_find(struct mfs_model *m, int fd);
 bool mfs_model_in_hole(const struct mfs_model *m, uint64_t off, uint64_t len);
 /* Whether any hole overlaps [off, off + len). */
 bool mfs_model_meets_hole(const struct mfs_model *m, uint64_t off, uint64_t len);
