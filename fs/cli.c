@@ -131,15 +131,19 @@ int cli_open(struct cli_model *cm, const char *file, bool write)
 	 * rolled back first. A failure is reported; reading goes on (as in the
 	 * mount), writing does not. */
 	struct mfs_err err = {0};
-	if (mfs_recover_file(cm->dirfd, cm->base, &err) < 0) {
-		cli_fail(file, NULL, &err);
-		if (write)
+	int rr = mfs_recover_file(cm->dirfd, cm->base, &err);
+	if (rr < 0 || rr == MFS_JOURNAL_LEFT) {
+		cli_fail(file, NULL, &err);  /* a journal left alone: told, and read on */
+		if (write && rr < 0)
 			return CLI_ERR;
 		mfs_err_clear(&err);
 	}
 	/* Not rolled back (no write access, or a commit holds it): the file
 	 * may be half patched, and is not read. */
-	if (mfs_journal_abandoned(cm->dirfd, cm->base, &err) != 0) {
+	int ab = mfs_journal_abandoned(cm->dirfd, cm->base, &err);
+	if (ab == MFS_JOURNAL_LEFT) {
+		mfs_err_clear(&err);  /* told above */
+	} else if (ab != 0) {
 		if (err.code != EBUSY)
 			mfs_error(&err, EIO, "an interrupted commit left a journal: recover the file"
 				  " first (a writable mount, or `modelfs` run with write access)");
