@@ -17,6 +17,7 @@
 #include "cli.h"
 #include "cli_impl.h"
 #include "commit.h"
+#include "fdio.h"
 #include "runtime.h"
 #include "view.h"
 
@@ -467,22 +468,6 @@ out:
 
 /* ---- cat ------------------------------------------------------------------ */
 
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-	while (len) {
-		ssize_t n = write(fd, p, len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* Source bytes [off, off + len) to stdout: by sendfile where it works,
  * else through buf. Returns 0 or -errno (with err set). */
 static int copy_source(const struct mfs_model *m, uint64_t off, uint64_t len, char *buf,
@@ -502,7 +487,7 @@ static int copy_source(const struct mfs_model *m, uint64_t off, uint64_t len, ch
 		} else {
 			n = pread(m->fd, buf, k, (off_t)off);
 			if (n > 0) {
-				int w = write_all(STDOUT_FILENO, buf, (size_t)n);
+				int w = mfs_write_all(STDOUT_FILENO, buf, (size_t)n, MFS_AT_POS);
 				if (w < 0)
 					return mfs_error(err, -w, "cannot write the output: %s",
 							 strerror(-w));
@@ -558,7 +543,7 @@ static int cmd_cat(const struct cli_cmd *cmd, const struct cli_args *a)
 		if (m->fd >= 0 && mfs_view_segments(m, id, off, CAT_CHUNK, &seg) == 1) {
 			if (!seg.mem_len && !seg.src_len)
 				break;
-			int w = write_all(STDOUT_FILENO, seg.mem, (size_t)seg.mem_len);
+			int w = mfs_write_all(STDOUT_FILENO, seg.mem, (size_t)seg.mem_len, MFS_AT_POS);
 			if (w < 0) {
 				ret = cli_failf(file, path, -w, "cannot write the output: %s",
 						strerror(-w));
@@ -578,7 +563,7 @@ static int cmd_cat(const struct cli_cmd *cmd, const struct cli_args *a)
 		}
 		if (n == 0)
 			break;
-		int w = write_all(STDOUT_FILENO, buf, (size_t)n);
+		int w = mfs_write_all(STDOUT_FILENO, buf, (size_t)n, MFS_AT_POS);
 		if (w < 0) {
 			ret = cli_failf(file, path, -w, "cannot write the output: %s", strerror(-w));
 			goto out;
