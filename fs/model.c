@@ -108,10 +108,9 @@ static struct mref *parse(struct inode *dir, const char *name, struct stat *st,
 		return NULL;
 	}
 	struct mfs_model *m;
-	int r = mfs_model_open(&m, dfd, name, NULL, err);
+	int r = mfs_model_open_rt(&m, fs->rt, dfd, name, NULL, err);
 	if (r < 0)
 		return NULL;
-	mfs_model_set_runtime(m, fs->rt);
 	if (m->note[0] && m->more_notes) {
 		char msg[MFS_ERRMSG_MAX + 64];
 		snprintf(msg, sizeof(msg), "%s (and %u more)", m->note,

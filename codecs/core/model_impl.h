@@ -70,7 +70,7 @@ struct mfs_model_impl {
 	struct mfs_dupe *dupes;
 	uint32_t ndupes, cap_dupes; /* cap_dupes: power of two */
 	int build_err;              /* first failure while building (positive errno) */
-	char build_msg[128];
+	char build_msg[160];
 	pthread_mutex_t cache_lock; /* guards mfs_tensor.cache creation */
 	struct mfs_bands bands;     /* shared by the threads reading the model */
 	struct mfs_sbands sbands;   /* likewise */
@@ -86,6 +86,7 @@ struct mfs_model_impl {
 	struct mfs_hole *holes;
 	size_t nholes;
 	uint64_t uid;               /* unique among the models of this process */
+	uint64_t charged;           /* bytes charged to the index budget (model_budget.c) */
 };
 
 /* Frees the caches the views hang on tensors (view_values.c). */
@@ -107,4 +108,12 @@ bool mfs_model_meets_hole(const struct mfs_model *m, uint64_t off, uint64_t len)
 /* model.c */
 mfs_id mfs_model_add_root(struct mfs_model *m);
 int mfs_model_build_error(const struct mfs_model *m, struct mfs_err *err);
+/* Remember the first failure while building (the open fails with it). */
+void mfs_model_fail(struct mfs_model *m, int code, const char *msg);
+
+/* model_budget.c: charge growing from cap to newcap elements of elem bytes
+ * (false: refused, remembered as the build's failure); give back all that
+ * m holds (when it is freed). */
+bool mfs_model_charge_growth(struct mfs_model *m, size_t cap, size_t newcap, size_t elem);
+void mfs_model_uncharge(struct mfs_model *m);
 #endif
