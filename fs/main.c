@@ -516,6 +516,8 @@ static int mount_main(struct fsstate *fs, struct fuse_args *a, struct fuse_cmdli
 		goto out_session;
 	if (fuse_session_mount(fs->se, co->mountpoint) != 0)
 		goto out_signals;
+	if (dirops_install(fs->se) < 0)
+		log_msg(LOG_WARNING, "lookups in one directory wait for each other");
 	if (fuse_daemonize(co->foreground) == 0)
 		ret = serve(fs, co);
 	fuse_session_unmount(fs->se);
