@@ -198,14 +198,16 @@ static int parse_metadata(struct st_parse *h, uint32_t node)
 		held_free(h, keep, (size_t)n + 1, sizeof(*keep));
 		return mfs_error(h->err, ENOMEM, "out of memory");
 	}
-	for (uint32_t c = j->v[node].first; c != MFS_JSON_NIL; c = j->v[c].next) {
+	int r = 0;
+	for (uint32_t c = j->v[node].first; c != MFS_JSON_NIL && r == 0; c = j->v[c].next) {
 		char q[MFS_QUOTE_MAX];
 		if (j->v[c].type != MFS_JSON_STR)
-			return mfs_error(h->err, EINVAL, "__metadata__ %s is not a string",
-					 mfs_quote(q, mfs_json_key(j, c), mfs_json_keylen(j, c)));
+			r = mfs_error(h->err, EINVAL, "__metadata__ %s is not a string",
+				      mfs_quote(q, mfs_json_key(j, c), mfs_json_keylen(j, c)));
 		h->mnodes[i++] = c;
 	}
-	int r = last_of_each(h, h->mnodes, n, keep);
+	if (r == 0)
+		r = last_of_each(h, h->mnodes, n, keep);
 	for (i = 0; i < n && r == 0; i++) {
 		if (!keep[i])
 			continue;
