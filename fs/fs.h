@@ -56,7 +56,7 @@ struct mref;            /* a counted reference to a parsed model (model.c) */
 struct fsmodel;         /* a source file shown as a model (model.c) */
 struct scratch;         /* scratch.c */
 struct pending;         /* pending writes of a view (pending.c) */
-struct listing;         /* a directory listing (ops_dir.c) */
+struct listing;         /* a directory listing (ops_list.c) */
 
 struct inode {
 	fuse_ino_t ino;
@@ -157,7 +157,7 @@ void inode_insert_root(struct fsstate *fs, struct inode *root);
 void inode_foreach_model(struct fsmodel *fm, void (*fn)(struct inode *, void *), void *arg);
 void inode_foreach_in(struct inode *parent, void (*fn)(struct inode *, void *), void *arg);
 
-/* ops_dir.c: drop a directory's listing snapshot (its entries changed
+/* ops_list.c: drop a directory's listing snapshot (its entries changed
  * through us; the kernel drops its own cache for changes it made). */
 void dir_changed(struct inode *dir);
 void listing_put(struct listing *l);

@@ -1,5 +1,5 @@
 /* DAPHNE binary data format (.dbdf, seed 002): the codec table, bidding, and
- * the tree of LAYOUT.md "DAPHNE" over what daphne_parse.c / daphne_frame.c
+ * the tree of docs/layout.md "DAPHNE" over what daphne_parse.c / daphne_frame.c
  * indexed (values: daphne_store.c, edits: daphne_edit.c, .meta: daphne_meta.c). */
 #include <errno.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* DAPHNE .dbdf codec, private parts shared by its files: the three dialects
- * of FORMATS.md "DAPHNE" (daphne.c tells them apart), the indexed blocks and
+ * DAPHNE and its specification write (daphne.c tells them apart), the indexed blocks and
  * frame columns, their storage ops, edits and the .meta sidecar. */
 #ifndef MFS_DAPHNE_H
 #define MFS_DAPHNE_H

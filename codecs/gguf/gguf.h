@@ -1,5 +1,5 @@
 /* GGUF (llama.cpp, ggml): the parsed structure of a file and the ggml
- * tensor type table (the dequantizers are dequant.h's). See LAYOUT.md
+ * tensor type table (the dequantizers are dequant.h's). See docs/layout.md
  * "GGUF" for the tree and docs/gguf.md of ggml for the format. */
 #ifndef MFS_GGUF_H
 #define MFS_GGUF_H

@@ -1,4 +1,4 @@
-/* The tree of a GGUF file (LAYOUT.md "GGUF"): version, alignment,
+/* The tree of a GGUF file (docs/layout.md "GGUF"): version, alignment,
  * metadata/<key> (scalars as text, strings as their bytes, arrays as 1-D
  * tensors, JSON string lines or directories of elements), tensors/ by
  * dotted name with GGUF's dims reversed, and index. */

@@ -1,7 +1,7 @@
 /* NumPy .npy files (and, through npz.c, .npz archives): recognising them,
  * indexing a .npy as one tensor directory plus `header`, and its edits:
  * values patched in place, a new shape written as a new header and array.
- * LAYOUT.md "NumPy". */
+ * docs/layout.md "NumPy". */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* NumPy codec, private parts shared by its files: the .npy header
  * (core/npy_head.c), .npy files (numpy.c), .npz archives (npz_zip.c reads the
  * zip structure, npz.c builds the tree, npz_inflate.c reads compressed
- * members, npz_edit.c writes). The layouts are in FORMATS.md "NumPy". */
+ * members, npz_edit.c writes). The tree is docs/layout.md "NumPy". */
 #ifndef MFS_NUMPY_H
 #define MFS_NUMPY_H
 

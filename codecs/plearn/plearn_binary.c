@@ -1,4 +1,4 @@
-/* plearn_binary values (FORMATS.md, PLearn's PStream): scalars after a type
+/* plearn_binary values (PLearn's PStream): scalars after a type
  * code, 1-D sequences (0x12/0x13, element type, uint32 length) and 2-D ones
  * (0x14/0x15, element type, int32 length and width), dates, pointer ids. */
 #include <errno.h>

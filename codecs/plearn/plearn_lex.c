@@ -1,5 +1,5 @@
 /* PLearn tokens: where a number, a bare word or a quoted string ends, and
- * the binary type codes of plearn_binary (FORMATS.md, PLearn's PStream). */
+ * the binary type codes of plearn_binary (PLearn's PStream). */
 #include <string.h>
 
 #include "plearn.h"

@@ -1,4 +1,4 @@
-/* The tree of a .psave/.plearn file (LAYOUT.md "PLearn"): objects are
+/* The tree of a .psave/.plearn file (docs/layout.md "PLearn"): objects are
  * directories of `class` and their options, number sequences are tensors,
  * vectors of objects or matrices are directories 0/ 1/ ..., references are
  * links, and every other value is a text file holding its exact text. */

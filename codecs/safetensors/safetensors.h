@@ -1,5 +1,5 @@
 /* safetensors: 8-byte little-endian header length N, N bytes of JSON, then
- * the byte buffer (LAYOUT.md "safetensors"). Shared by the codec's files. */
+ * the byte buffer (docs/layout.md "safetensors"). Shared by the codec's files. */
 #ifndef MFS_SAFETENSORS_H
 #define MFS_SAFETENSORS_H
 
@@ -66,7 +66,7 @@ int mfs_st_open_file(struct mfs_model *m, struct mfs_err *err);
 /* st_tree.c: element bits of a dtype string, and the dtype it shows as
  * (MFS_DT_OPAQUE for strings without one); 0 bits when unknown. */
 unsigned mfs_st_dtype(const char *s, enum mfs_dtype *dt);
-/* st_tree.c: the tree of a checked header (LAYOUT.md "safetensors"). */
+/* st_tree.c: the tree of a checked header (docs/layout.md "safetensors"). */
 int mfs_st_build_tree(struct st_parse *h);
 
 /* st_edit.c */

@@ -1,4 +1,4 @@
-/* A checked safetensors header as the tree of LAYOUT.md "safetensors":
+/* A checked safetensors header as the tree of docs/layout.md "safetensors":
  * header.json, metadata/<key>, tensors/ (dotted names) and index; the
  * format's dtypes and what each shows as. */
 #include <errno.h>

@@ -1,5 +1,5 @@
 /* TenniS module files (.tsm): recognising them by the code at offset 4 and
- * indexing their structure into the tree of LAYOUT.md "TenniS". Nothing is
+ * indexing their structure into the tree of docs/layout.md "TenniS". Nothing is
  * decoded here; edits are turned into patches in tennis_edit.c. */
 #include <errno.h>
 #include <stdarg.h>

@@ -1,5 +1,5 @@
 /* TenniS .tsm codec, private parts shared by the reader (tennis.c) and the
- * writer (tennis_edit.c). The layout is in FORMATS.md "TenniS". */
+ * writer (tennis_edit.c). The tree is docs/layout.md "TenniS". */
 #ifndef MFS_TENNIS_H
 #define MFS_TENNIS_H
 

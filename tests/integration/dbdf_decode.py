@@ -3,7 +3,7 @@
 
 Prints one JSON object: the dialect ("daphne", "daphne-0.1", "spec"), the
 header, and the matrix densely (row-major lists) with its blocks, or a
-frame's labels and columns. Layouts as in shared/FORMATS.md "DAPHNE":
+frame's labels and columns. Layouts as DAPHNE and its specification write them:
 the dialect is the one whose layout accounts for the file's exact size.
 Non-finite floats are printed as the strings "nan", "inf", "-inf", float32
 values as their shortest decimal (as values.txt shows them); opaque values

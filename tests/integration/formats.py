@@ -1,6 +1,6 @@
 """Shared helpers of the per-format integration tests (test_tennis.py,
 test_daphne.py, test_plearn.py, ...): reading every view of a mount and
-checking tensor directories against LAYOUT.md, writing through the mount
+checking tensor directories against docs/layout.md, writing through the mount
 with a program that reports close() errors, running the independent
 decoders, an independent safetensors writer and reader, and .npz archives
 as zipfile writes them to a stream (data descriptors), with a check of
@@ -101,7 +101,7 @@ def parse_values(text, dtype):
 
 
 def check_values_layout(text, shape, where):
-    """values.txt lines as LAYOUT.md says: 0-D one value, 1-D one per line,
+    """values.txt lines as docs/layout.md says: 0-D one value, 1-D one per line,
     2-D one row per line, N-D blocks of shape[-2] lines separated by one
     empty line; an empty tensor is an empty file."""
     size = int(np.prod(shape)) if shape else 1
@@ -366,7 +366,7 @@ def same_structure(got, want, what):
 # ---------------------------------------------------------------- names
 
 def escape_name(raw):
-    """A name as LAYOUT.md 'Names' shows it (without the 255-byte cut)."""
+    """A name as docs/layout.md 'Names' shows it (without the 255-byte cut)."""
     if raw == "":
         return "%"
     if raw == ".":

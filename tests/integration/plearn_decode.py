@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """An independent reader of PLearn files for the integration tests.
 
-Written from FORMATS.md and PLearn's own rules, sharing no code with the
+Written from PLearn's own rules (PStream), sharing no code with the
 codec, so that a mount's edits can be checked against the source file.
 
     plearn_decode.py FILE.pmat            header and values as JSON

@@ -39,7 +39,7 @@ def native(a):
 
 
 def tensor_path(m, archive, key):
-    """The tensor directory of member key: split at '.' and '/' (LAYOUT.md
+    """The tensor directory of member key: split at '.' and '/' (docs/layout.md
     "Dotted tensor names")."""
     parts = []
     for c in re.split(r"[./]", key):

@@ -1,6 +1,6 @@
 /* DAPHNE codec over the corpus (tests/data/daphne/generated, written by
  * DAPHNE's own serializer): the MANIFEST's values through every view, the
- * tree of LAYOUT.md, byte-identical re-encoding, and robustness. */
+ * tree of docs/layout.md, byte-identical re-encoding, and robustness. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>

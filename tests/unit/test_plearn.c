@@ -1,5 +1,5 @@
 /* Unit tests of the PLearn codec over the real corpus: every file opens
- * with the tree LAYOUT.md describes and the values its MANIFEST lists, and
+ * with the tree docs/layout.md describes and the values its MANIFEST lists, and
  * round-trips byte for byte (views written back, tensors re-encoded). */
 #include <setjmp.h>
 #include <stdarg.h>

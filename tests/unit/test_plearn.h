@@ -1,6 +1,6 @@
 /* Helpers shared by the PLearn tests (test_plearn_util.c): the corpus list,
  * whole-model round trips, byte comparisons, writing views, and a builder
- * of plearn_binary files in either byte order (FORMATS.md's rules). */
+ * of plearn_binary files in either byte order (PLearn's PStream rules). */
 #ifndef MFS_TEST_PLEARN_H
 #define MFS_TEST_PLEARN_H
 

@@ -1,6 +1,6 @@
 /* Unit tests of the PLearn codec on plearn_binary files. No real one exists,
- * so the tests build them from FORMATS.md's rules (and PLearn's PStream
- * code), little- and big-endian: binary scalars, pointer ids, 1-D and 2-D
+ * so the tests build them from PLearn's PStream
+ * code, little- and big-endian: binary scalars, pointer ids, 1-D and 2-D
  * sequences of each element type, generic sequences of objects, explicit
  * TVec/TMat storage; ascii class names, separators and strings. */
 #include <setjmp.h>

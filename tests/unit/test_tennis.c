@@ -1,5 +1,5 @@
 /* Unit tests of the TenniS codec, reading: every corpus file shows its
- * MANIFEST.md values and the tree of LAYOUT.md "TenniS"; every dtype code,
+ * MANIFEST.md values and the tree of docs/layout.md "TenniS"; every dtype code,
  * packed params, names, links and the bid, on hand-built files too. */
 #include <setjmp.h>
 #include <stdarg.h>

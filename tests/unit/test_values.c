@@ -125,7 +125,7 @@ static char *read_all(struct mfs_model *m, mfs_id v, size_t *len)
 }
 
 /* The text against each element formatted alone (mfs_fmt_elem) in logical
- * order, with LAYOUT.md's separators (mfs_values_sep). */
+ * order, with docs/layout.md's separators (mfs_values_sep). */
 static void check_text(struct mfs_model *m, const char *text, size_t len)
 {
 	const struct mfs_tensor *t = &m->tensors[0];

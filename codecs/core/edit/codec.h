@@ -23,7 +23,7 @@
 #define MFS_HEAD_MAX 512   /* bytes a codec's bid() sees at most */
 
 struct mfs_codec {
-	const char *name;     /* "primitiv", "tennis", "daphne", "plearn" */
+	const char *name;     /* its registry.def name: "primitiv", "gguf", ... */
 	const char *sidecar;  /* suffix of a sidecar file kept in step (".meta"), or NULL */
 
 	/* 0 = not mine; else roughly the bits of evidence verified (a 4-byte magic

@@ -1,4 +1,4 @@
-/* Dotted tensor names (LAYOUT.md "Dotted tensor names"), shared by the
+/* Dotted tensor names (docs/layout.md "Dotted tensor names"), shared by the
  * safetensors, GGUF and NumPy .npz codecs: a name such as
  * `model.layers.0.q_proj.weight` is split at each separator into a path of
  * directories under one directory (`tensors/`), the last component being the

@@ -29,7 +29,7 @@ enum mfs_view {
 	MFS_V_NONE = 0,
 	MFS_V_TEXT,    /* a one-value text file (content held by the node) */
 	MFS_V_RAW,     /* a byte range of the source, shown as it is */
-	MFS_V_SHAPE,   /* tensor views: see LAYOUT.md "Tensor directory" */
+	MFS_V_SHAPE,   /* tensor views: see docs/layout.md "Tensor directories" */
 	MFS_V_DTYPE,
 	MFS_V_VALUES,
 	MFS_V_DATA,
@@ -52,7 +52,7 @@ struct mfs_node {
 	uint8_t kind;             /* enum mfs_kind */
 	uint8_t view;             /* enum mfs_view */
 	uint8_t flags;            /* MFS_NF_* */
-	const char *name;         /* escaped (LAYOUT.md "Names"), unique among siblings */
+	const char *name;         /* escaped (docs/layout.md "Names"), unique among siblings */
 	union {
 		struct { const char *s; uint64_t len; } text;  /* V_TEXT: content, newline included */
 		struct { uint64_t off, len; } raw;             /* V_RAW: source range */
@@ -255,7 +255,7 @@ const struct mfs_tensor *mfs_node_tensor(const struct mfs_model *m, mfs_id id);
  * format's own such as "unknown64" or "q4_k"). */
 const char *mfs_tensor_dtype_name(const struct mfs_tensor *t);
 
-/* Escape a raw name as LAYOUT.md says (no uniqueness suffix); writes at most
+/* Escape a raw name as docs/layout.md says (no uniqueness suffix); writes at most
  * 256 bytes + NUL to out and returns the length. */
 size_t mfs_escape_name(const char *name, size_t len, char out[257]);
 

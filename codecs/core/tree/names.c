@@ -1,4 +1,4 @@
-/* Names of nodes: reversible escaping (LAYOUT.md "Names"), uniqueness among
+/* Names of nodes: reversible escaping (docs/layout.md "Names"), uniqueness among
  * siblings, and the (parent, name) hash used to build and to look up. */
 #include <errno.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* values.txt: elements as text in logical (row-major) order, rendered one
- * chunk of MFS_CHUNK_ELEMS elements at a time (LAYOUT.md "values.txt rules"). */
+ * chunk of MFS_CHUNK_ELEMS elements at a time (docs/layout.md "values.txt"). */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
