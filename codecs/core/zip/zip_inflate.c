@@ -1,4 +1,4 @@
-/* Reading deflated .npz members on demand, in bounded memory: a few inflate
+/* Reading members of a zip on demand, in bounded memory: a few inflate
  * states (cursors) are kept per archive, each at some position of some
  * member, so that sequential reads continue where the last one stopped and
  * threads reading different parts each keep theirs. A read takes the
@@ -10,6 +10,7 @@
  * uncompressed size, and the end of a member checks the stream's end, its
  * sizes and its CRC-32. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -17,7 +18,7 @@
 
 #include "bytes.h"
 #include "guard.h"
-#include "numpy.h"
+#include "zip.h"
 
 #define NCUR 4u                 /* cursors kept per archive */
 #define SCRATCH 16384u          /* skipped bytes are inflated into this */
@@ -26,7 +27,7 @@
  * inflates on its own (a reader stuck in a slow source). */
 #define WAIT_MS 250
 
-struct npz_cursor {
+struct cursor {
 	z_stream zs;
 	uint32_t member;
 	uint64_t pos;      /* uncompressed bytes produced */
@@ -35,9 +36,39 @@ struct npz_cursor {
 	uint64_t used;     /* clock of the last use, for eviction */
 };
 
+/* Bytes a cursor inflated to skip ahead, kept for the reader behind it. */
+#define NSKIP 2u
+struct skip {
+	uint32_t member;
+	uint64_t start, len;
+	uint8_t *buf;
+	uint64_t used;
+};
+
+/* A cursor out of the table, inflating member `member` up to `end`: a
+ * reader of a later part waits for it rather than inflating the same bytes
+ * again (threads rendering alternate windows take turns with one cursor). */
+#define NBUSY 16u
+struct busy {
+	uint32_t member;
+	uint64_t end;
+	uint64_t id;       /* 0: the slot is free */
+};
+
+struct mfs_zip_reader {
+	const uint8_t *base;
+	const struct mfs_zip *zip;
+	pthread_mutex_t lock;       /* everything below */
+	pthread_cond_t moved;       /* a cursor came back (or was dropped) */
+	struct cursor *cur[NCUR];
+	struct skip skip[NSKIP];
+	struct busy busy[NBUSY];
+	uint64_t clock;
+};
+
 /* z_stream keeps a pointer to itself in its state: a cursor never moves
  * once started (the table holds pointers). */
-static void cursor_free(struct npz_cursor *c)
+static void cursor_free(struct cursor *c)
 {
 	if (!c)
 		return;
@@ -45,27 +76,36 @@ static void cursor_free(struct npz_cursor *c)
 	free(c);
 }
 
-int npz_inflate_init(struct npz *z)
+int mfs_zip_reader_new(struct mfs_zip_reader **out, const uint8_t *base,
+		       const struct mfs_zip *a)
 {
+	struct mfs_zip_reader *z = calloc(1, sizeof(*z));
+	*out = z;
+	if (!z)
+		return -ENOMEM;
+	z->base = base;
+	z->zip = a;
+	pthread_mutex_init(&z->lock, NULL);
 	pthread_cond_init(&z->moved, NULL);
-	z->cur = calloc(NCUR, sizeof(*z->cur));
-	return z->cur ? 0 : -ENOMEM;
+	return 0;
 }
 
-void npz_inflate_free(struct npz *z)
+void mfs_zip_reader_free(struct mfs_zip_reader *z)
 {
+	if (!z)
+		return;
 	for (unsigned k = 0; k < NSKIP; k++)
 		free(z->skip[k].buf);
-	for (unsigned k = 0; z->cur && k < NCUR; k++)
+	for (unsigned k = 0; k < NCUR; k++)
 		cursor_free(z->cur[k]);
-	free(z->cur);
-	z->cur = NULL;
 	pthread_cond_destroy(&z->moved);
+	pthread_mutex_destroy(&z->lock);
+	free(z);
 }
 
-static struct npz_cursor *cursor_start(uint32_t member, struct mfs_err *err)
+static struct cursor *cursor_start(uint32_t member, struct mfs_err *err)
 {
-	struct npz_cursor *c = calloc(1, sizeof(*c));
+	struct cursor *c = calloc(1, sizeof(*c));
 	if (!c || inflateInit2(&c->zs, -15) != Z_OK) {
 		free(c);
 		mfs_error(err, ENOMEM, "out of memory (inflate)");
@@ -77,20 +117,20 @@ static struct npz_cursor *cursor_start(uint32_t member, struct mfs_err *err)
 
 /* The best cursor for member i at off, taken out of the table (or a copy of
  * it when it must skip ahead), or NULL. Under z->lock. */
-static struct npz_cursor *take(struct npz *z, uint32_t i, uint64_t off)
+static struct cursor *take(struct mfs_zip_reader *z, uint32_t i, uint64_t off)
 {
 	unsigned best = NCUR;
 	for (unsigned k = 0; k < NCUR; k++) {
-		struct npz_cursor *x = z->cur[k];
+		struct cursor *x = z->cur[k];
 		if (x && x->member == i && x->pos <= off &&
 		    (best == NCUR || x->pos > z->cur[best]->pos))
 			best = k;
 	}
 	if (best == NCUR)
 		return NULL;
-	struct npz_cursor *b = z->cur[best];
+	struct cursor *b = z->cur[best];
 	if (b->pos < off) {
-		struct npz_cursor *c = malloc(sizeof(*c));
+		struct cursor *c = malloc(sizeof(*c));
 		if (c) {
 			*c = *b;
 			if (inflateCopy(&c->zs, &b->zs) == Z_OK)
@@ -104,10 +144,10 @@ static struct npz_cursor *take(struct npz *z, uint32_t i, uint64_t off)
 
 /* Bytes [off, off + len) of member i from a kept skip, copied to out:
  * true when one holds them all. Under z->lock. */
-static bool from_skip(struct npz *z, uint32_t i, uint64_t off, uint64_t len, uint8_t *out)
+static bool from_skip(struct mfs_zip_reader *z, uint32_t i, uint64_t off, uint64_t len, uint8_t *out)
 {
 	for (unsigned k = 0; k < NSKIP; k++) {
-		const struct npz_skip *s = &z->skip[k];
+		const struct skip *s = &z->skip[k];
 		if (s->buf && s->member == i && off >= s->start && off - s->start <= s->len &&
 		    len <= s->len - (off - s->start)) {
 			memcpy(out, s->buf + (off - s->start), (size_t)len);
@@ -121,11 +161,11 @@ static bool from_skip(struct npz *z, uint32_t i, uint64_t off, uint64_t len, uin
 
 /* The position of the best cursor in the table for member i at off (0 when
  * there is none: a new cursor starts there). Under z->lock. */
-static uint64_t best_pos(const struct npz *z, uint32_t i, uint64_t off)
+static uint64_t best_pos(const struct mfs_zip_reader *z, uint32_t i, uint64_t off)
 {
 	uint64_t have = 0;
 	for (unsigned k = 0; k < NCUR; k++) {
-		const struct npz_cursor *x = z->cur[k];
+		const struct cursor *x = z->cur[k];
 		if (x && x->member == i && x->pos <= off && x->pos > have)
 			have = x->pos;
 	}
@@ -135,10 +175,10 @@ static uint64_t best_pos(const struct npz *z, uint32_t i, uint64_t off)
 /* Whether a cursor out of the table will come back at or before off and
  * past have: waiting for it saves inflating [have, its end) again. Under
  * z->lock. */
-static bool worth_waiting(const struct npz *z, uint32_t i, uint64_t off, uint64_t have)
+static bool worth_waiting(const struct mfs_zip_reader *z, uint32_t i, uint64_t off, uint64_t have)
 {
 	for (unsigned k = 0; k < NBUSY; k++) {
-		const struct npz_busy *b = &z->busy[k];
+		const struct busy *b = &z->busy[k];
 		if (b->id && b->member == i && b->end <= off && b->end > have)
 			return true;
 	}
@@ -147,11 +187,11 @@ static bool worth_waiting(const struct npz *z, uint32_t i, uint64_t off, uint64_
 
 /* Register a cursor taken out to inflate member i up to end: its id, or 0
  * when the table is full (then nobody waits for it). Under z->lock. */
-static uint64_t busy_add(struct npz *z, uint32_t i, uint64_t end)
+static uint64_t busy_add(struct mfs_zip_reader *z, uint32_t i, uint64_t end)
 {
 	for (unsigned k = 0; k < NBUSY; k++) {
 		if (!z->busy[k].id) {
-			z->busy[k] = (struct npz_busy){i, end, ++z->clock};
+			z->busy[k] = (struct busy){i, end, ++z->clock};
 			return z->busy[k].id;
 		}
 	}
@@ -160,7 +200,7 @@ static uint64_t busy_add(struct npz *z, uint32_t i, uint64_t end)
 
 /* The cursor registered as id is back or gone: wake the readers waiting.
  * Under z->lock. */
-static void busy_end(struct npz *z, uint64_t id)
+static void busy_end(struct mfs_zip_reader *z, uint64_t id)
 {
 	for (unsigned k = 0; id && k < NBUSY; k++)
 		if (z->busy[k].id == id)
@@ -168,7 +208,7 @@ static void busy_end(struct npz *z, uint64_t id)
 	pthread_cond_broadcast(&z->moved);
 }
 
-static void busy_end_locking(struct npz *z, uint64_t id)
+static void busy_end_locking(struct mfs_zip_reader *z, uint64_t id)
 {
 	pthread_mutex_lock(&z->lock);
 	busy_end(z, id);
@@ -178,7 +218,7 @@ static void busy_end_locking(struct npz *z, uint64_t id)
 /* Wait (a while at most) until no cursor out of the table would serve a
  * read at off better than those in it. Under z->lock; false when the read
  * is served from a kept skip meanwhile (copied to out). */
-static bool wait_turn(struct npz *z, uint32_t i, uint64_t off, uint64_t len, uint8_t *out)
+static bool wait_turn(struct mfs_zip_reader *z, uint32_t i, uint64_t off, uint64_t len, uint8_t *out)
 {
 	struct timespec until;
 	clock_gettime(CLOCK_REALTIME, &until);
@@ -199,7 +239,7 @@ static bool wait_turn(struct npz *z, uint32_t i, uint64_t off, uint64_t len, uin
 
 /* Put c back, evicting the least recently used cursor if the table is full,
  * and end its turn (id). */
-static void put_back(struct npz *z, struct npz_cursor *c, uint64_t id)
+static void put_back(struct mfs_zip_reader *z, struct cursor *c, uint64_t id)
 {
 	pthread_mutex_lock(&z->lock);
 	busy_end(z, id);
@@ -221,16 +261,16 @@ static void put_back(struct npz *z, struct npz_cursor *c, uint64_t id)
 
 /* The member is inflated whole: the stream must end here, with all its
  * compressed bytes used and the CRC-32 of the central directory. */
-static int check_end(const struct mfs_model *m, const struct zip_member *zm,
-		     struct npz_cursor *c, struct mfs_err *err)
+static int check_end(const uint8_t *base, const struct mfs_zip_member *zm,
+		     struct cursor *c, struct mfs_err *err)
 {
 	uint8_t extra;
-	c->zs.next_in = (Bytef *)(m->base + zm->data_off + c->in);
+	c->zs.next_in = (Bytef *)(base + zm->data_off + c->in);
 	c->zs.avail_in = (uInt)(zm->csize - c->in < UINT32_MAX ? zm->csize - c->in : UINT32_MAX);
 	c->zs.next_out = &extra;
 	c->zs.avail_out = 1;
 	int zr = inflate(&c->zs, Z_NO_FLUSH);
-	c->in += (uint64_t)(c->zs.next_in - (m->base + zm->data_off + c->in));
+	c->in += (uint64_t)(c->zs.next_in - (base + zm->data_off + c->in));
 	if (zr != Z_STREAM_END || c->zs.avail_out == 0)
 		return mfs_error(err, EIO, "the deflated member at byte %llu holds more than the %llu bytes its header declares",
 				 (unsigned long long)zm->data_off, (unsigned long long)zm->usize);
@@ -245,7 +285,7 @@ static int check_end(const struct mfs_model *m, const struct zip_member *zm,
 }
 
 /* Inflate len bytes into out (NULL: discard them) from cursor c. */
-static int advance(const struct mfs_model *m, const struct zip_member *zm, struct npz_cursor *c,
+static int advance(const uint8_t *base, const struct mfs_zip_member *zm, struct cursor *c,
 		   uint8_t *out, uint64_t len, struct mfs_err *err)
 {
 	uint8_t scratch[SCRATCH];
@@ -259,13 +299,13 @@ static int advance(const struct mfs_model *m, const struct zip_member *zm, struc
 		if (want > (1u << 30))
 			want = 1u << 30;
 		uint64_t left = zm->csize - c->in;
-		c->zs.next_in = (Bytef *)(m->base + zm->data_off + c->in);
+		c->zs.next_in = (Bytef *)(base + zm->data_off + c->in);
 		c->zs.avail_in = (uInt)(left < (1u << 30) ? left : (1u << 30));
 		c->zs.next_out = dst;
 		c->zs.avail_out = (uInt)want;
 		int zr = inflate(&c->zs, Z_NO_FLUSH);
 		uint64_t got = want - c->zs.avail_out;
-		c->in += (uint64_t)(c->zs.next_in - (m->base + zm->data_off + c->in));
+		c->in += (uint64_t)(c->zs.next_in - (base + zm->data_off + c->in));
 		c->crc = (uint32_t)crc32(c->crc, dst, (uInt)got);
 		c->pos += got;
 		if (out)
@@ -286,21 +326,21 @@ static int advance(const struct mfs_model *m, const struct zip_member *zm, struc
 /* Keep what a cursor inflated to skip ahead (another reader is usually about
  * to ask for it: threads rendering alternate windows), replacing the older
  * of the kept skips. */
-static void keep_skip(struct npz *z, uint32_t i, uint64_t start, uint64_t len, uint8_t *buf)
+static void keep_skip(struct mfs_zip_reader *z, uint32_t i, uint64_t start, uint64_t len, uint8_t *buf)
 {
 	pthread_mutex_lock(&z->lock);
 	unsigned k = z->skip[0].used <= z->skip[1].used ? 0 : 1;
 	free(z->skip[k].buf);
-	z->skip[k] = (struct npz_skip){i, start, len, buf, ++z->clock};
+	z->skip[k] = (struct skip){i, start, len, buf, ++z->clock};
 	pthread_mutex_unlock(&z->lock);
 }
 
 /* One read's inflating: the gap to its offset (into kept, or discarded),
  * then its bytes, then the end of the member checked if reached. */
 struct inflate_call {
-	const struct mfs_model *m;
-	const struct zip_member *zm;
-	struct npz_cursor *c;
+	const uint8_t *base;
+	const struct mfs_zip_member *zm;
+	struct cursor *c;
 	uint8_t *kept;
 	uint64_t gap;
 	uint8_t *out;
@@ -312,28 +352,47 @@ struct inflate_call {
 static int run_inflate(void *arg)
 {
 	struct inflate_call *a = arg;
-	int r = advance(a->m, a->zm, a->c, a->kept, a->gap, a->err);
+	int r = advance(a->base, a->zm, a->c, a->kept, a->gap, a->err);
 	a->skipped = r == 0;
 	if (r == 0)
-		r = advance(a->m, a->zm, a->c, a->out, a->len, a->err);
+		r = advance(a->base, a->zm, a->c, a->out, a->len, a->err);
 	if (r == 0 && a->c->pos == a->zm->usize)
-		r = check_end(a->m, a->zm, a->c, a->err);
+		r = check_end(a->base, a->zm, a->c, a->err);
 	return r;
 }
 
-int npz_inflate_read(const struct mfs_model *m, uint32_t i, uint64_t off, uint64_t len,
-		     uint8_t *out, struct mfs_err *err)
+/* A stored member's bytes, copied under the guard (a truncated source). */
+struct copy_call {
+	uint8_t *out;
+	const uint8_t *from;
+	uint64_t len;
+};
+
+static int run_copy(void *arg)
 {
-	struct npz *z = m->priv;
-	const struct zip_member *zm = &z->zip.mem[i];
+	const struct copy_call *a = arg;
+	memcpy(a->out, a->from, (size_t)a->len);
+	return 0;
+}
+
+int mfs_zip_read_member(struct mfs_zip_reader *z, uint32_t i, uint64_t off, uint64_t len,
+			uint8_t *out, struct mfs_err *err)
+{
+	if (i >= z->zip->n)
+		return mfs_error(err, EIO, "internal error: no member %u", i);
+	const struct mfs_zip_member *zm = &z->zip->mem[i];
 	if (off > zm->usize || len > zm->usize - off)
 		return mfs_error(err, EIO, "internal error: read beyond the member");
+	if (zm->method == 0) {
+		struct copy_call a = {out, z->base + zm->data_off + off, len};
+		return mfs_guarded(run_copy, &a, err);
+	}
 	pthread_mutex_lock(&z->lock);
 	if (!wait_turn(z, i, off, len, out)) {
 		pthread_mutex_unlock(&z->lock);
 		return 0;
 	}
-	struct npz_cursor *c = take(z, i, off);
+	struct cursor *c = take(z, i, off);
 	uint64_t id = busy_add(z, i, off + len);
 	pthread_mutex_unlock(&z->lock);
 	if (!c && !(c = cursor_start(i, err))) {
@@ -341,7 +400,7 @@ int npz_inflate_read(const struct mfs_model *m, uint32_t i, uint64_t off, uint64
 		return -ENOMEM;
 	}
 	uint64_t gap = off - c->pos, from = c->pos;
-	struct inflate_call a = {m, zm, c, gap && gap <= SKIP_KEEP ? malloc((size_t)gap) : NULL,
+	struct inflate_call a = {z->base, zm, c, gap && gap <= SKIP_KEEP ? malloc((size_t)gap) : NULL,
 				 gap, out, len, false, err};
 	/* Under a guard of its own: a fault in the source ends the turn and
 	 * frees the cursor here, rather than leaving readers to wait for it. */
@@ -358,25 +417,3 @@ int npz_inflate_read(const struct mfs_model *m, uint32_t i, uint64_t off, uint64
 	put_back(z, c, id);
 	return 0;
 }
-
-static int deflated_read(const struct mfs_model *m, const struct mfs_tensor *t, uint64_t first,
-			 uint64_t count, void *out, struct mfs_err *err)
-{
-	const struct npz *z = m->priv;
-	const struct mfs_npy_head *h = &z->heads[t->tag];
-	int r = npz_inflate_read(m, (uint32_t)t->tag, h->data_off + first * t->esize,
-				 count * t->esize, out, err);
-	if (r == 0 && h->swap)
-		mfs_swap_elems(out, count * t->esize / h->swap, h->swap);
-	return r;
-}
-
-const struct mfs_tensor_ops npz_deflated_ops = {.read = deflated_read};
-
-static int member_read(const struct mfs_model *m, const struct mfs_tensor *t, uint64_t first,
-		       uint64_t count, void *out, struct mfs_err *err)
-{
-	return npz_inflate_read(m, (uint32_t)t->tag, first, count, out, err);
-}
-
-const struct mfs_tensor_ops npz_member_ops = {.read = member_read};
