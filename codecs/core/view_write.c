@@ -38,7 +38,7 @@ int mfs_content_load(const struct mfs_content *c, char **out, struct mfs_err *er
  * piece at a time). */
 static bool span_unchanged(const struct mfs_model *m, const struct mfs_span *s)
 {
-	if (s->len != s->dlen || s->off > m->size || s->len > m->size - s->off)
+	if (s->gen || s->len != s->dlen || s->off > m->size || s->len > m->size - s->off)
 		return false;
 	if (s->data || s->len == 0)
 		return s->len == 0 || memcmp(m->base + s->off, s->data, (size_t)s->len) == 0;
@@ -425,12 +425,19 @@ static int submit_logical(struct mfs_model *m, const struct mfs_tensor *t, uint8
 		return mfs_submit_values(m, t, logical, p, err);
 	if (gatherable(t))
 		return submit_reordered(m, t, logical, false, p, err);
-	uint8_t *st = malloc((size_t)(t->nelem * t->esize) + 1);
-	if (!st)
-		return mfs_error(err, ENOMEM, "out of memory");
-	mfs_reorder(t->dims, t->ndim, t->esize, logical, st, true);
-	int r = mfs_submit_values(m, t, st, p, err);
-	free(st);
+	uint64_t bytes = t->nelem * t->esize;
+	int r = mfs_patch_hold(p, bytes, "the values in storage order", err);
+	if (r < 0)
+		return r;
+	uint8_t *st = malloc((size_t)bytes + 1);
+	if (st) {
+		mfs_reorder(t->dims, t->ndim, t->esize, logical, st, true);
+		r = mfs_submit_values(m, t, st, p, err);
+		free(st);
+	} else {
+		r = mfs_error(err, ENOMEM, "out of memory");
+	}
+	mfs_patch_release(p, bytes);
 	return r;
 }
 
@@ -469,11 +476,17 @@ static int write_values(struct mfs_model *m, const struct mfs_tensor *t,
 {
 	if (t->dtype == MFS_DT_CHAR8)
 		return write_string(m, t, c, p, err);
+	/* Every value is parsed before the diff: they are held whole. */
+	uint64_t bytes = t->nelem * t->esize;
+	int r = mfs_patch_hold(p, bytes, "the parsed values", err);
+	if (r < 0)
+		return r;
 	uint8_t *vals, *owned;
-	int r = mfs_values_parse(m->rt, t, c, &vals, &owned, err);
+	r = mfs_values_parse(m->rt, t, c, &vals, &owned, err);
 	if (r == 0)
 		r = submit_logical(m, t, vals, p, err);
 	free(owned);
+	mfs_patch_release(p, bytes);
 	return r;
 }
 
@@ -730,7 +743,7 @@ int mfs_view_write(struct mfs_model *m, mfs_id id, const struct mfs_content *c,
 	if (!(m->nodes[id].flags & MFS_NF_WRITABLE))
 		return mfs_error(err, EACCES, "%s is read-only", m->nodes[id].name);
 	struct write_call w = {m, id, c, p, err};
-	return mfs_guarded(write_fn, &w, err);
+	return mfs_patch_refusal(p, mfs_guarded(write_fn, &w, err), err);
 }
 
 struct check_call {
