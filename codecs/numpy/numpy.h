@@ -14,10 +14,30 @@
 
 /* The tensor of an array described by h whose elements start at off. */
 void npy_tensor(const struct mfs_npy_head *h, uint64_t off, struct mfs_tensor *t);
-/* A whole new array for tensor t of a .npy described by h after reshape
- * edit e: header (h's version and byte order) and elements, kept by p. */
-int npy_rewrite(struct mfs_patch *p, const struct mfs_npy_head *h, const struct mfs_tensor *t,
-		const struct mfs_edit *e, uint8_t **out, uint64_t *len, struct mfs_err *err);
+/* A new array for tensor t of a .npy described by h after reshape edit e
+ * (npy_new.c): its header (h's version and byte order, t's storage order,
+ * e's shape) kept by p, then the elements of e's runs, which give every
+ * element in order and whose bytes outlive p. */
+struct npy_new {
+	const uint8_t *head;
+	size_t hl;
+	const struct mfs_run *runs; /* a copy of e's, kept by p */
+	size_t nruns;
+	unsigned esize, swap;       /* swap: the array is big-endian */
+	uint64_t size;              /* header and elements */
+	size_t at;                  /* the run the last read ended in */
+};
+
+int npy_new_make(struct npy_new *nw, struct mfs_patch *p, const struct mfs_npy_head *h,
+		 const struct mfs_tensor *t, const struct mfs_edit *e, struct mfs_err *err);
+/* Bytes [off, off + n) of the new .npy (ctx: a struct npy_new), the
+ * elements byte-swapped to the array's order: a struct mfs_zip_src's read. */
+int npy_new_read(void *ctx, uint64_t off, uint64_t n, uint8_t *out, struct mfs_err *err);
+/* A span of p replacing [off, off + len) of the source by the elements:
+ * the run's own bytes when they can be written as they are, else made as
+ * the commit writes them. */
+int npy_new_elems(struct mfs_patch *p, struct npy_new *nw, uint64_t off, uint64_t len,
+		  struct mfs_err *err);
 
 /* ---- .npz ---------------------------------------------------------------- */
 

@@ -12,6 +12,7 @@ import errno
 import os
 import struct
 import subprocess
+import time
 import zipfile
 
 import numpy as np
@@ -236,9 +237,10 @@ def edit_peak(m, what, fn):
     pid = m.proc.pid
     reset_peak(pid)
     base = status_kb(pid, "VmHWM")
+    t0 = time.time()
     fn()
     grown = (status_kb(pid, "VmHWM") - base) * 1024
-    print("%s: daemon peak grew by %.1f MiB" % (what, grown / MiB))
+    print("%s: daemon peak grew by %.1f MiB (%.1f s)" % (what, grown / MiB, time.time() - t0))
     return grown
 
 

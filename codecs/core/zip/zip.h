@@ -112,12 +112,51 @@ int mfs_zip_writable(const struct mfs_zip_member *zm, struct mfs_err *err);
 int mfs_zip_patch_crc(struct mfs_patch *p, const uint8_t *base, const struct mfs_zip_member *zm,
 		      size_t from, struct mfs_err *err);
 
-/* Member i's data becomes data[0, clen) (usize bytes uncompressed, CRC-32
- * crc, compressed by the member's method): its local header, data and data
- * descriptor, and everything from the central directory on (offsets after
- * the member move by the change of length). data must outlive p. */
-int mfs_zip_replace_data(struct mfs_patch *p, const uint8_t *base, uint64_t size,
-			 const struct mfs_zip *a, uint32_t i, const uint8_t *data, uint64_t clen,
-			 uint64_t usize, uint32_t crc, struct mfs_err *err);
+/* New content for a member, made in order: read gives bytes [off, off + n)
+ * of it into out, asked for from 0 up (and from 0 again for a second
+ * pass); 0, or -errno with a message. ctx must outlive the patch. */
+struct mfs_zip_src {
+	uint64_t size;
+	int (*read)(void *ctx, uint64_t off, uint64_t n, uint8_t *out, struct mfs_err *err);
+	void *ctx;
+};
+
+/* Bytes [off, off + len) of a member's content become bytes[0, len). */
+struct mfs_zip_run {
+	uint64_t off, len;
+	const uint8_t *bytes;
+};
+
+/* A member given new content: src's when src.read is set, else its old
+ * content with runs (sorted, disjoint, inside it) written over it, their
+ * bytes byte-swapped in units of swap on the way when swap > 1. The runs
+ * and their bytes must outlive the patch. */
+struct mfs_zip_put {
+	uint32_t member;
+	struct mfs_zip_src src;
+	const struct mfs_zip_run *runs;
+	size_t nruns;
+	unsigned swap;
+};
+
+/* The alignment a torch.save record keeps: its local header's extra field
+ * 0x4246 ("FB") pads its data to a multiple of 64. */
+#define MFS_ZIP_PAD_ID 0x4246u
+
+/* Members puts[0, n) (n >= 1, each member once) given new content, each
+ * by its own method: stored, or deflated again (at the level its flags
+ * tell, else zlib's default) a window at a time; their local headers,
+ * data descriptors and central directory entries get the new CRC-32 and
+ * sizes, and the offsets of everything after them move. Every other
+ * record's bytes are kept, except with align > 0: a record after a
+ * changed one whose data starts at a multiple of align and whose local
+ * header has an MFS_ZIP_PAD_ID field gets that field's padding resized so
+ * that its data still does. What the new bytes take to make is counted in
+ * p: a few windows, and the compressed bytes themselves when they are
+ * few; else they are made again as the commit writes them (a generated
+ * span, checked against the first pass). 0, or -errno with a message. */
+int mfs_zip_replace(struct mfs_patch *p, const uint8_t *base, uint64_t size,
+		    const struct mfs_zip *a, const struct mfs_zip_put *puts, size_t n, uint32_t align,
+		    struct mfs_err *err);
 
 #endif

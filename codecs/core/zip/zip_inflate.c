@@ -18,21 +18,17 @@
 
 #include "bytes.h"
 #include "guard.h"
-#include "zip.h"
+#include "zip_impl.h"
 
 #define NCUR 4u                 /* cursors kept per archive */
-#define SCRATCH 16384u          /* skipped bytes are inflated into this */
 #define SKIP_KEEP (4u << 20)    /* skips up to this long are kept (NSKIP of them) */
 /* The longest a reader waits for a cursor another one holds before it
  * inflates on its own (a reader stuck in a slow source). */
 #define WAIT_MS 250
 
 struct cursor {
-	z_stream zs;
+	struct zip_in in;
 	uint32_t member;
-	uint64_t pos;      /* uncompressed bytes produced */
-	uint64_t in;       /* compressed bytes consumed */
-	uint32_t crc;      /* of the bytes produced */
 	uint64_t used;     /* clock of the last use, for eviction */
 };
 
@@ -72,7 +68,7 @@ static void cursor_free(struct cursor *c)
 {
 	if (!c)
 		return;
-	inflateEnd(&c->zs);
+	zip_in_end(&c->in);
 	free(c);
 }
 
@@ -105,10 +101,13 @@ void mfs_zip_reader_free(struct mfs_zip_reader *z)
 
 static struct cursor *cursor_start(uint32_t member, struct mfs_err *err)
 {
-	struct cursor *c = calloc(1, sizeof(*c));
-	if (!c || inflateInit2(&c->zs, -15) != Z_OK) {
-		free(c);
+	struct cursor *c = malloc(sizeof(*c));
+	if (!c) {
 		mfs_error(err, ENOMEM, "out of memory (inflate)");
+		return NULL;
+	}
+	if (zip_in_start(&c->in, err) < 0) {
+		free(c);
 		return NULL;
 	}
 	c->member = member;
@@ -122,18 +121,18 @@ static struct cursor *take(struct mfs_zip_reader *z, uint32_t i, uint64_t off)
 	unsigned best = NCUR;
 	for (unsigned k = 0; k < NCUR; k++) {
 		struct cursor *x = z->cur[k];
-		if (x && x->member == i && x->pos <= off &&
-		    (best == NCUR || x->pos > z->cur[best]->pos))
+		if (x && x->member == i && x->in.pos <= off &&
+		    (best == NCUR || x->in.pos > z->cur[best]->in.pos))
 			best = k;
 	}
 	if (best == NCUR)
 		return NULL;
 	struct cursor *b = z->cur[best];
-	if (b->pos < off) {
+	if (b->in.pos < off) {
 		struct cursor *c = malloc(sizeof(*c));
 		if (c) {
 			*c = *b;
-			if (inflateCopy(&c->zs, &b->zs) == Z_OK)
+			if (inflateCopy(&c->in.zs, &b->in.zs) == Z_OK)
 				return c;
 			free(c);
 		}
@@ -166,8 +165,8 @@ static uint64_t best_pos(const struct mfs_zip_reader *z, uint32_t i, uint64_t of
 	uint64_t have = 0;
 	for (unsigned k = 0; k < NCUR; k++) {
 		const struct cursor *x = z->cur[k];
-		if (x && x->member == i && x->pos <= off && x->pos > have)
-			have = x->pos;
+		if (x && x->member == i && x->in.pos <= off && x->in.pos > have)
+			have = x->in.pos;
 	}
 	return have;
 }
@@ -259,70 +258,6 @@ static void put_back(struct mfs_zip_reader *z, struct cursor *c, uint64_t id)
 	pthread_mutex_unlock(&z->lock);
 }
 
-/* The member is inflated whole: the stream must end here, with all its
- * compressed bytes used and the CRC-32 of the central directory. */
-static int check_end(const uint8_t *base, const struct mfs_zip_member *zm,
-		     struct cursor *c, struct mfs_err *err)
-{
-	uint8_t extra;
-	c->zs.next_in = (Bytef *)(base + zm->data_off + c->in);
-	c->zs.avail_in = (uInt)(zm->csize - c->in < UINT32_MAX ? zm->csize - c->in : UINT32_MAX);
-	c->zs.next_out = &extra;
-	c->zs.avail_out = 1;
-	int zr = inflate(&c->zs, Z_NO_FLUSH);
-	c->in += (uint64_t)(c->zs.next_in - (base + zm->data_off + c->in));
-	if (zr != Z_STREAM_END || c->zs.avail_out == 0)
-		return mfs_error(err, EIO, "the deflated member at byte %llu holds more than the %llu bytes its header declares",
-				 (unsigned long long)zm->data_off, (unsigned long long)zm->usize);
-	if (c->in != zm->csize)
-		return mfs_error(err, EIO, "the deflated member at byte %llu ends after %llu of its %llu bytes",
-				 (unsigned long long)zm->data_off, (unsigned long long)c->in,
-				 (unsigned long long)zm->csize);
-	if (c->crc != zm->crc)
-		return mfs_error(err, EIO, "the member at byte %llu has CRC-32 %08x, its header says %08x",
-				 (unsigned long long)zm->data_off, c->crc, zm->crc);
-	return 0;
-}
-
-/* Inflate len bytes into out (NULL: discard them) from cursor c. */
-static int advance(const uint8_t *base, const struct mfs_zip_member *zm, struct cursor *c,
-		   uint8_t *out, uint64_t len, struct mfs_err *err)
-{
-	uint8_t scratch[SCRATCH];
-	while (len) {
-		uint64_t want = len;
-		uint8_t *dst = out;
-		if (!out && want > SCRATCH)
-			want = SCRATCH;
-		if (!out)
-			dst = scratch;
-		if (want > (1u << 30))
-			want = 1u << 30;
-		uint64_t left = zm->csize - c->in;
-		c->zs.next_in = (Bytef *)(base + zm->data_off + c->in);
-		c->zs.avail_in = (uInt)(left < (1u << 30) ? left : (1u << 30));
-		c->zs.next_out = dst;
-		c->zs.avail_out = (uInt)want;
-		int zr = inflate(&c->zs, Z_NO_FLUSH);
-		uint64_t got = want - c->zs.avail_out;
-		c->in += (uint64_t)(c->zs.next_in - (base + zm->data_off + c->in));
-		c->crc = (uint32_t)crc32(c->crc, dst, (uInt)got);
-		c->pos += got;
-		if (out)
-			out += got;
-		len -= got;
-		if (zr == Z_STREAM_END && len)
-			return mfs_error(err, EIO, "the deflated member at byte %llu ends after %llu bytes, its header declares %llu",
-					 (unsigned long long)zm->data_off, (unsigned long long)c->pos,
-					 (unsigned long long)zm->usize);
-		if (zr != Z_OK && zr != Z_STREAM_END && !(zr == Z_BUF_ERROR && got))
-			return mfs_error(err, EIO, "the deflated member at byte %llu is corrupt after %llu bytes%s%s",
-					 (unsigned long long)zm->data_off, (unsigned long long)c->pos,
-					 c->zs.msg ? ": " : "", c->zs.msg ? c->zs.msg : "");
-	}
-	return 0;
-}
-
 /* Keep what a cursor inflated to skip ahead (another reader is usually about
  * to ask for it: threads rendering alternate windows), replacing the older
  * of the kept skips. */
@@ -352,12 +287,10 @@ struct inflate_call {
 static int run_inflate(void *arg)
 {
 	struct inflate_call *a = arg;
-	int r = advance(a->base, a->zm, a->c, a->kept, a->gap, a->err);
+	int r = zip_in_read(a->base, a->zm, &a->c->in, a->kept, a->gap, a->err);
 	a->skipped = r == 0;
 	if (r == 0)
-		r = advance(a->base, a->zm, a->c, a->out, a->len, a->err);
-	if (r == 0 && a->c->pos == a->zm->usize)
-		r = check_end(a->base, a->zm, a->c, a->err);
+		r = zip_in_read(a->base, a->zm, &a->c->in, a->out, a->len, a->err);
 	return r;
 }
 
@@ -399,7 +332,7 @@ int mfs_zip_read_member(struct mfs_zip_reader *z, uint32_t i, uint64_t off, uint
 		busy_end_locking(z, id);
 		return -ENOMEM;
 	}
-	uint64_t gap = off - c->pos, from = c->pos;
+	uint64_t gap = off - c->in.pos, from = c->in.pos;
 	struct inflate_call a = {z->base, zm, c, gap && gap <= SKIP_KEEP ? malloc((size_t)gap) : NULL,
 				 gap, out, len, false, err};
 	/* Under a guard of its own: a fault in the source ends the turn and
@@ -409,7 +342,7 @@ int mfs_zip_read_member(struct mfs_zip_reader *z, uint32_t i, uint64_t off, uint
 		keep_skip(z, i, from, gap, a.kept);
 	else
 		free(a.kept);
-	if (r < 0 || c->pos == zm->usize) {
+	if (r < 0 || c->in.pos == zm->usize) {
 		cursor_free(c);
 		busy_end_locking(z, id);
 		return r;
