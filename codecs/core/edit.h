@@ -81,8 +81,9 @@ struct mfs_edit {
  * again while it is written): read gives bytes [from, from + n) of them
  * into out, asked for in order from 0 (a from before the last one's end
  * starts over), 0 or -errno with a message; free (optional) releases it
- * with the patch. A patch that holds one is never applied in place: its
- * bytes may be made from the very bytes they replace. */
+ * with the patch, before its buffers (a generator may live in one). A
+ * patch that holds one is never applied in place: its bytes may be made
+ * from the very bytes they replace. */
 struct mfs_gen {
 	int (*read)(struct mfs_gen *g, uint64_t from, uint64_t n, uint8_t *out,
 		    struct mfs_err *err);

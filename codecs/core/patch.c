@@ -19,18 +19,19 @@ void mfs_patch_init(struct mfs_patch *p)
 
 void mfs_patch_free(struct mfs_patch *p)
 {
-	struct mfs_patch_buf *b = p->bufs;
-	while (b) {
-		struct mfs_patch_buf *n = b->next;
-		free(b);
-		b = n;
-	}
+	/* Generators first: one may live in a buffer of the patch. */
 	struct mfs_gen *g = p->gens;
 	while (g) {
 		struct mfs_gen *n = g->next;
 		if (g->free)
 			g->free(g);
 		g = n;
+	}
+	struct mfs_patch_buf *b = p->bufs;
+	while (b) {
+		struct mfs_patch_buf *n = b->next;
+		free(b);
+		b = n;
 	}
 	free(p->spans);
 	free(p->sidecar);

@@ -199,7 +199,7 @@ static bool keep_room(struct first *f)
 
 static void keep_out(struct first *f)
 {
-	if (!f->keeping)
+	if (!f->keeping || !f->pu.out_len)
 		return;
 	if (!keep_room(f)) {
 		drop_kept(f);
