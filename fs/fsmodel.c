@@ -542,6 +542,7 @@ int fsmodel_commit(struct fsmodel *fm, struct inode *vi, const struct mfs_conten
 	mfs_id node = vnode_resolve(vi, r);
 	struct mfs_patch p;
 	mfs_patch_init(&p);
+	p.limit = fs->o.max_buffer;  /* what the edit may hold besides what was written */
 	if (node == MFS_NONE) {
 		ret = mfs_error(err, ENOENT, "the file is gone from the model");
 		goto out;
