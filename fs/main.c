@@ -55,6 +55,9 @@ static const char usage[] =
 	"    -o text_cache=BYTES    most bytes of text views kept from their size pass\n"
 	"                           for the reads that follow, all together; 0: none\n"
 	"                           [a sixteenth of the memory, at most 1G]\n"
+	"    -o max_index=BYTES     most bytes the indexes of open models hold (parsed\n"
+	"                           headers, trees), all together; an open that would\n"
+	"                           need more fails with ENOMEM [a quarter of the memory]\n"
 	"                           (BYTES: a number with an optional k, M, G or T)\n"
 	"    -o progress=BYTES      a commit that rewrites a file of at least BYTES logs\n"
 	"                           its progress, every quarter of BYTES [1G]\n"
@@ -85,7 +88,7 @@ enum { KEY_HELP, KEY_VERSION, KEY_RO, KEY_RW, KEY_ALLOW_OTHER, KEY_IGNORE };
 struct cli {
 	struct fsopts *o;             /* -o ro, rw and allow_other land here */
 	char *source;
-	char *max_buffer, *max_scratch, *text_cache, *progress;
+	char *max_buffer, *max_scratch, *text_cache, *max_index, *progress;
 	int help, version;
 	int has_fsname, has_subtype;  /* given by the user: ours are not added */
 };
@@ -102,6 +105,7 @@ static const struct fuse_opt cli_opts[] = {
 	{"max_buffer=%s", offsetof(struct cli, max_buffer), 0},
 	{"max_scratch=%s", offsetof(struct cli, max_scratch), 0},
 	{"text_cache=%s", offsetof(struct cli, text_cache), 0},
+	{"max_index=%s", offsetof(struct cli, max_index), 0},
 	{"progress=%s", offsetof(struct cli, progress), 0},
 	{"fsname=", offsetof(struct cli, has_fsname), 1},
 	{"subtype=", offsetof(struct cli, has_subtype), 1},
@@ -184,6 +188,7 @@ static void cli_free(struct cli *c)
 	free(c->max_buffer);
 	free(c->max_scratch);
 	free(c->text_cache);
+	free(c->max_index);
 	free(c->progress);
 }
 
@@ -217,14 +222,26 @@ static void fuse_logger(enum fuse_log_level level, const char *fmt, va_list ap)
 		"%s", buf);
 }
 
+/* A journal the sweep left alone (or could not recover): a line in the log
+ * and in .modelfs/errors, under the path of the file it sits beside. */
+static void recover_report(void *ctx, const char *name, const struct mfs_err *err)
+{
+	const char *dir = ctx;
+	char path[4096];
+	snprintf(path, sizeof(path), "%s%s%s", dir, dir[0] ? "/" : "", name);
+	log_error(NULL, path, err->code, err->msg);
+}
+
 /* Leftover temporary and journal files of commits cut short: roll back,
- * remove. The root now; every other directory in the background. */
-static void recover_tree(int dfd, int depth, bool root_only)
+ * remove. The root before the mount (self, not below); every other
+ * directory in the background (below, not self). rel: the directory's path
+ * in SOURCE ("" for the root). */
+static void recover_tree(int dfd, const char *rel, int depth, bool self, bool below)
 {
 	struct mfs_err err = {0};
-	if (mfs_recover_dir(dfd, &err) < 0)
+	if (self && mfs_recover_dir(dfd, recover_report, (void *)rel, &err) < 0)
 		log_msg(LOG_ERR, "recovery: %s", err.msg);
-	if (root_only || depth > 64)
+	if (!below || depth > 64)
 		return;
 	int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
@@ -239,10 +256,12 @@ static void recover_tree(int dfd, int depth, bool root_only)
 		    src_hidden(dfd, e->d_name))
 			continue;
 		int sub = openat(dfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (sub >= 0) {
-			recover_tree(sub, depth + 1, false);
+		char *path = NULL;
+		if (sub >= 0 && asprintf(&path, "%s%s%s", rel, rel[0] ? "/" : "", e->d_name) >= 0)
+			recover_tree(sub, path, depth + 1, true, true);
+		free(path);
+		if (sub >= 0)
 			close(sub);
-		}
 	}
 	closedir(d);
 }
@@ -252,7 +271,7 @@ static void *recover_thread(void *arg)
 	struct fsstate *fs = arg;
 	int fd = openat(fs->root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd >= 0) {
-		recover_tree(fd, 0, false);
+		recover_tree(fd, "", 0, false, true);
 		close(fd);
 	}
 	return NULL;
@@ -311,6 +330,7 @@ static int parse_options(struct fsstate *fs, struct cli *cli, struct fuse_args *
 	fs->o.max_scratch = 256ull << 20;
 	fs->o.progress = 1ull << 30;
 	fs->o.text_cache = MFS_TEXT_CACHE_DEFAULT;
+	fs->o.max_index = MFS_INDEX_DEFAULT;
 	if (fuse_opt_parse(a, cli, cli_opts, cli_proc) < 0 ||
 	    fuse_opt_parse(a, &fs->o, fs_opts, NULL) < 0)
 		return 3;
@@ -335,6 +355,11 @@ static int parse_options(struct fsstate *fs, struct cli *cli, struct fuse_args *
 			fprintf(stderr, "modelfs: bad size in -o text_cache\n");
 			return 3;
 		}
+	}
+	if (cli->max_index &&
+	    (parse_size(cli->max_index, &fs->o.max_index) < 0 || !fs->o.max_index)) {
+		fprintf(stderr, "modelfs: bad size in -o max_index (at least 1)\n");
+		return 3;
 	}
 	if (fuse_parse_cmdline(a, co) != 0)
 		return 3;
@@ -465,7 +490,8 @@ static int prepare(struct fsstate *fs, const struct cli *cli, struct fuse_args *
 	caller_init();
 	raise_fd_limit();
 	log_init(&fs->o);
-	struct mfs_runtime_opts rto = {.text_cache = fs->o.text_cache};
+	struct mfs_runtime_opts rto = {.text_cache = fs->o.text_cache,
+				       .max_index = fs->o.max_index};
 	struct mfs_err err = {0};
 	if (inode_table_init(fs) < 0 || mfs_runtime_new(&fs->rt, &rto, &err) < 0) {
 		fprintf(stderr, "modelfs: out of memory\n");
@@ -476,7 +502,7 @@ static int prepare(struct fsstate *fs, const struct cli *cli, struct fuse_args *
 	if (!fs->o.ro) {
 		int rfd = openat(fs->root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (rfd >= 0) {
-			recover_tree(rfd, 0, true);
+			recover_tree(rfd, "", 0, true, false);
 			close(rfd);
 		}
 	}
@@ -504,6 +530,8 @@ static int mount_main(struct fsstate *fs, struct fuse_args *a, struct fuse_cmdli
 		goto out_session;
 	if (fuse_session_mount(fs->se, co->mountpoint) != 0)
 		goto out_signals;
+	if (dirops_install(fs->se) < 0)
+		log_msg(LOG_WARNING, "lookups in one directory wait for each other");
 	if (fuse_daemonize(co->foreground) == 0)
 		ret = serve(fs, co);
 	fuse_session_unmount(fs->se);

@@ -31,19 +31,38 @@ void mfs_arena_free(struct mfs_arena *a)
 	mfs_arena_init(a);
 }
 
+/* The block a request of need bytes (rounded) takes when the head block
+ * has no room: its size, and whether it is the request's own. */
+static size_t block_size(const struct mfs_arena *a, size_t need, bool *own)
+{
+	/* Large requests get a block of their own, so a huge one does not
+	 * waste the rest of the current block. */
+	size_t next = a->head ? a->avail * 2 : BLOCK_FIRST;
+	if (next > BLOCK_MAX)
+		next = BLOCK_MAX;
+	*own = need > BLOCK_MAX / 4;
+	return *own ? need : (need > next ? need : next);
+}
+
+size_t mfs_arena_growth(const struct mfs_arena *a, size_t size)
+{
+	size_t need = (size + 7) & ~(size_t)7;
+	if (need < size)
+		return SIZE_MAX;
+	if (a->head && a->avail - a->used >= need)
+		return 0;
+	bool own;
+	return block_size(a, need, &own);
+}
+
 void *mfs_arena_alloc(struct mfs_arena *a, size_t size)
 {
 	size_t need = (size + 7) & ~(size_t)7;
 	if (need < size)
 		return NULL;
 	if (!a->head || a->avail - a->used < need) {
-		/* Large requests get a block of their own, so a huge one does not
-		 * waste the rest of the current block. */
-		size_t next = a->head ? a->avail * 2 : BLOCK_FIRST;
-		if (next > BLOCK_MAX)
-			next = BLOCK_MAX;
-		bool own = need > BLOCK_MAX / 4;
-		size_t bs = own ? need : (need > next ? need : next);
+		bool own;
+		size_t bs = block_size(a, need, &own);
 		if (bs > SIZE_MAX - sizeof(struct mfs_arena_block))
 			return NULL;
 		struct mfs_arena_block *b = malloc(sizeof(*b) + bs);

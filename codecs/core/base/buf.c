@@ -6,18 +6,28 @@
 
 #include "buf.h"
 
-int mfs_buf_reserve(struct mfs_buf *b, size_t extra)
+size_t mfs_buf_grown_cap(const struct mfs_buf *b, size_t extra)
 {
 	if (b->cap - b->len >= extra)
-		return 0;
+		return b->cap;
 	if (extra > SIZE_MAX - b->len)
-		return -ENOMEM;
+		return 0;
 	size_t nc = b->cap ? b->cap : 256;
 	while (nc - b->len < extra) {
 		if (nc > SIZE_MAX / 2)
-			return -ENOMEM;
+			return 0;
 		nc *= 2;
 	}
+	return nc;
+}
+
+int mfs_buf_reserve(struct mfs_buf *b, size_t extra)
+{
+	size_t nc = mfs_buf_grown_cap(b, extra);
+	if (!nc)
+		return -ENOMEM;
+	if (nc == b->cap)
+		return 0;
 	char *p = realloc(b->p, nc);
 	if (!p)
 		return -ENOMEM;

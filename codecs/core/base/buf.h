@@ -14,6 +14,9 @@ struct mfs_buf {
 
 /* Room for extra more bytes after len; 0 or -ENOMEM (b unchanged). */
 int mfs_buf_reserve(struct mfs_buf *b, size_t extra);
+/* The capacity mfs_buf_reserve(b, extra) leaves b with (b->cap when it
+ * has room), or 0 when that overflows: what it will allocate, asked before. */
+size_t mfs_buf_grown_cap(const struct mfs_buf *b, size_t extra);
 /* Append n bytes; 0 or -ENOMEM. */
 int mfs_buf_add(struct mfs_buf *b, const void *p, size_t n);
 void mfs_buf_free(struct mfs_buf *b);

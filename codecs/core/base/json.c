@@ -1,15 +1,22 @@
 /* The JSON reader (json.h): recursive descent over the source bytes,
- * bounded depth, nodes in one array, decoded text in one buffer. */
+ * bounded depth, 24-byte nodes in one array, decoded strings in one buffer
+ * of records, and values not kept only checked. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "buf.h"
+#include "bytes.h"
 #include "error.h"
 #include "json.h"
 
 #define NIL MFS_JSON_NIL
+#define EMPTY 4u          /* the record of "" that starts the text */
+#define NODES_FIRST 64u
+#define COUNT_MAX ((1u << 29) - 1)
+
+_Static_assert(sizeof(struct mfs_json_node) == 24, "a node is 24 bytes");
 
 static int fail(struct mfs_json *j, const char *what)
 {
@@ -17,38 +24,79 @@ static int fail(struct mfs_json *j, const char *what)
 	return -1;
 }
 
+static int oom(struct mfs_json *j)
+{
+	j->oom = true;
+	return fail(j, "out of memory");
+}
+
+/* Ask before allocating bytes more. */
+static bool charge(struct mfs_json *j, size_t bytes)
+{
+	if (!j->o.charge || !bytes)
+		return true;
+	if (bytes > INT64_MAX || !j->o.charge(j->o.ctx, (int64_t)bytes))
+		return false;
+	j->charged += bytes;
+	return true;
+}
+
 static int put_text(struct mfs_json *j, const void *p, size_t n)
 {
-	return mfs_buf_add(&j->text, p, n) < 0 ? fail(j, "out of memory") : 0;
+	if (j->sink)
+		return 0;
+	size_t nc = mfs_buf_grown_cap(&j->text, n);
+	if (!nc || nc > UINT32_MAX || (nc > j->text.cap && !charge(j, nc - j->text.cap)) ||
+	    mfs_buf_add(&j->text, p, n) < 0)
+		return oom(j);
+	return 0;
 }
 
-static uint32_t new_node(struct mfs_json *j, uint8_t type)
+/* A text record: its length (filled in by end_record), its bytes, a NUL;
+ * *off is where the bytes start (EMPTY when nothing is recorded). */
+static int begin_record(struct mfs_json *j, uint32_t *off)
 {
+	*off = EMPTY;
+	if (j->sink)
+		return 0;
+	static const char zero[4];
+	if (put_text(j, zero, 4) < 0)
+		return -1;
+	*off = (uint32_t)j->text.len;
+	return 0;
+}
+
+static int end_record(struct mfs_json *j, uint32_t off)
+{
+	if (j->sink)
+		return 0;
+	uint32_t n = (uint32_t)(j->text.len - off);
+	memcpy(j->text.p + off - 4, &n, 4);
+	return put_text(j, "", 1);
+}
+
+static int put_record(struct mfs_json *j, const char *s, size_t n, uint32_t *off)
+{
+	return begin_record(j, off) < 0 || put_text(j, s, n) < 0 ? -1 : end_record(j, *off);
+}
+
+/* A node for the value at pos, or NIL inside a value not kept (and when
+ * memory ran out: j->err says which). */
+static uint32_t new_node(struct mfs_json *j, enum mfs_json_type type, uint32_t key)
+{
+	if (j->sink)
+		return NIL;
 	if (j->n == j->cap) {
-		size_t cap = j->cap;
-		if (cap >= UINT32_MAX / 2 || MFS_ARRAY_RESERVE(j->v, j->n, cap, 1, 32) < 0) {
-			fail(j, "out of memory");
+		size_t more = j->cap ? j->cap : NODES_FIRST;
+		if (!charge(j, more * sizeof(*j->v)) ||
+		    MFS_ARRAY_RESERVE(j->v, j->n, j->cap, 1, NODES_FIRST) < 0) {
+			oom(j);
 			return NIL;
 		}
-		j->cap = (uint32_t)cap;
 	}
-	struct mfs_json_node *x = &j->v[j->n];
-	memset(x, 0, sizeof(*x));
-	x->type = type;
-	x->at = j->pos;
-	x->first = x->last = x->next = NIL;
+	j->v[j->n] = (struct mfs_json_node){.at = (uint32_t)j->pos, .key = key, .next = NIL,
+					    .first = NIL, .type = type};
 	return j->n++;
-}
-
-static void add_child(struct mfs_json *j, uint32_t parent, uint32_t child)
-{
-	struct mfs_json_node *p = &j->v[parent];
-	if (p->last == NIL)
-		p->first = child;
-	else
-		j->v[p->last].next = child;
-	p->last = child;
-	p->count++;
 }
 
 static void skip_ws(struct mfs_json *j)
@@ -116,7 +164,7 @@ static int plain_run(struct mfs_json *j)
 			continue;
 		}
 		size_t k = mfs_utf8_char(s + j->pos, j->len - j->pos);
-		if (!k && j->bytes)
+		if (!k && j->o.bytes)
 			k = 1;  /* a byte string: kept as it is */
 		if (!k)
 			return fail(j, "invalid UTF-8 in a string");
@@ -159,17 +207,17 @@ static int escape(struct mfs_json *j)
 	return put_text(j, &o, 1);
 }
 
-/* A string at pos (the opening quote), decoded into j->text. */
-static int parse_string(struct mfs_json *j, size_t *off, size_t *len)
+/* A string at pos (the opening quote), decoded into a record of j->text. */
+static int parse_string(struct mfs_json *j, uint32_t *off)
 {
 	j->pos++;
-	*off = j->text.len;
+	if (begin_record(j, off) < 0)
+		return -1;
 	while (j->pos < j->len) {
 		unsigned char c = (unsigned char)j->src[j->pos];
 		if (c == '"') {
 			j->pos++;
-			*len = j->text.len - *off;
-			return 0;
+			return end_record(j, *off);
 		}
 		if (c < 0x20)
 			return fail(j, "control character in a string");
@@ -201,9 +249,9 @@ static int digits(struct mfs_json *j)
 	return 0;
 }
 
-static int parse_number(struct mfs_json *j, uint32_t node)
+/* A number is read where it is spelled: nothing is recorded. */
+static int parse_number(struct mfs_json *j)
 {
-	size_t st = j->pos;
 	if (j->src[j->pos] == '-')
 		j->pos++;
 	if (!digit(j))
@@ -224,22 +272,17 @@ static int parse_number(struct mfs_json *j, uint32_t node)
 		if (digits(j) < 0)
 			return -1;
 	}
-	j->v[node].text = j->text.len;
-	j->v[node].textlen = j->pos - st;
-	return put_text(j, j->src + st, j->pos - st);
+	return 0;
 }
 
-static int parse_value(struct mfs_json *j, uint32_t *out, int depth);
+static int parse_value(struct mfs_json *j, uint32_t *out, uint32_t key, unsigned depth);
 
-/* One member's key and colon (objects), or nothing (arrays). */
-static int member_key(struct mfs_json *j, bool obj, size_t *key, size_t *keylen)
+/* One member's key and colon. */
+static int member_key(struct mfs_json *j, uint32_t *key)
 {
-	*key = *keylen = 0;
-	if (!obj)
-		return 0;
 	if (j->pos >= j->len || j->src[j->pos] != '"')
 		return fail(j, "expected a key");
-	if (parse_string(j, key, keylen) < 0)
+	if (parse_string(j, key) < 0)
 		return -1;
 	skip_ws(j);
 	if (j->pos >= j->len || j->src[j->pos] != ':')
@@ -248,9 +291,15 @@ static int member_key(struct mfs_json *j, bool obj, size_t *key, size_t *keylen)
 	return 0;
 }
 
-static int parse_container(struct mfs_json *j, uint32_t node, bool obj, int depth)
+/* The values of a container (node NIL: one not kept), the first ones the
+ * keep option asks for kept, the rest only checked. */
+static int parse_container(struct mfs_json *j, uint32_t node, bool obj, unsigned depth)
 {
 	char close = obj ? '}' : ']';
+	bool outer = j->sink;
+	uint32_t keep = node == NIL ? 0 : j->o.keep ? j->o.keep(j->o.ctx, j, node, depth)
+						    : MFS_JSON_KEEP_ALL;
+	uint32_t kept = 0, count = 0, last = NIL;
 	j->pos++;
 	skip_ws(j);
 	if (j->pos < j->len && j->src[j->pos] == close) {
@@ -258,14 +307,25 @@ static int parse_container(struct mfs_json *j, uint32_t node, bool obj, int dept
 		return 0;
 	}
 	for (;;) {
-		size_t key, keylen;
-		uint32_t child;
+		uint32_t key = EMPTY, child;
 		skip_ws(j);
-		if (member_key(j, obj, &key, &keylen) < 0 || parse_value(j, &child, depth + 1) < 0)
+		j->sink = outer || kept >= keep;
+		if ((obj && member_key(j, &key) < 0) || parse_value(j, &child, key, depth + 1) < 0)
 			return -1;
-		j->v[child].key = key;
-		j->v[child].keylen = keylen;
-		add_child(j, node, child);
+		j->sink = outer;
+		if (count == COUNT_MAX)
+			return fail(j, "too many values in one container");
+		count++;
+		if (child != NIL) {
+			if (last == NIL)
+				j->v[node].first = child;
+			else
+				j->v[last].next = child;
+			last = child;
+			kept++;
+		}
+		if (node != NIL)
+			j->v[node].count = count;
 		skip_ws(j);
 		if (j->pos < j->len && j->src[j->pos] == ',') {
 			j->pos++;
@@ -279,71 +339,85 @@ static int parse_container(struct mfs_json *j, uint32_t node, bool obj, int dept
 	}
 }
 
-static int literal(struct mfs_json *j, const char *word, uint8_t type, uint32_t *out)
+static int literal(struct mfs_json *j, const char *word)
 {
 	size_t n = strlen(word);
 	if (j->len - j->pos < n || memcmp(j->src + j->pos, word, n) != 0)
 		return fail(j, "unexpected character");
-	*out = new_node(j, type);
 	j->pos += n;
-	return *out == NIL ? -1 : 0;
-}
-
-static int parse_inner(struct mfs_json *j, char c, uint32_t *out, int depth)
-{
-	uint32_t node;
-	switch (c) {
-	case '{':
-	case '[':
-		node = new_node(j, c == '{' ? MFS_JSON_OBJ : MFS_JSON_ARR);
-		if (node == NIL || parse_container(j, node, c == '{', depth) < 0)
-			return -1;
-		break;
-	case '"':
-		node = new_node(j, MFS_JSON_STR);
-		if (node == NIL || parse_string(j, &j->v[node].text, &j->v[node].textlen) < 0)
-			return -1;
-		break;
-	case 't':
-		return literal(j, "true", MFS_JSON_TRUE, out);
-	case 'f':
-		return literal(j, "false", MFS_JSON_FALSE, out);
-	case 'n':
-		return literal(j, "null", MFS_JSON_NULL, out);
-	default:
-		if (c != '-' && (c < '0' || c > '9'))
-			return fail(j, "unexpected character");
-		node = new_node(j, MFS_JSON_NUM);
-		if (node == NIL || parse_number(j, node) < 0)
-			return -1;
-	}
-	*out = node;
 	return 0;
 }
 
-static int parse_value(struct mfs_json *j, uint32_t *out, int depth)
+static int type_of(char c)
+{
+	switch (c) {
+	case '{': return MFS_JSON_OBJ;
+	case '[': return MFS_JSON_ARR;
+	case '"': return MFS_JSON_STR;
+	case 't': return MFS_JSON_TRUE;
+	case 'f': return MFS_JSON_FALSE;
+	case 'n': return MFS_JSON_NULL;
+	default: return c == '-' || (c >= '0' && c <= '9') ? MFS_JSON_NUM : -1;
+	}
+}
+
+/* The value at pos; *out is its node, NIL when it is not kept. */
+static int parse_value(struct mfs_json *j, uint32_t *out, uint32_t key, unsigned depth)
 {
 	if (depth > MFS_JSON_DEPTH_MAX)
 		return fail(j, "nested too deeply");
 	skip_ws(j);
 	if (j->pos >= j->len)
 		return fail(j, "unexpected end");
-	if (parse_inner(j, j->src[j->pos], out, depth) < 0)
+	int type = type_of(j->src[j->pos]);
+	if (type < 0)
+		return fail(j, "unexpected character");
+	uint32_t node = new_node(j, (enum mfs_json_type)type, key);
+	if (node == NIL && !j->sink)
 		return -1;
-	j->v[*out].span = j->pos - j->v[*out].at;
+	int r = 0;
+	uint32_t off;
+	switch (type) {
+	case MFS_JSON_OBJ:
+	case MFS_JSON_ARR:
+		r = parse_container(j, node, type == MFS_JSON_OBJ, depth);
+		break;
+	case MFS_JSON_STR:
+		r = parse_string(j, &off);
+		if (r == 0 && node != NIL)
+			j->v[node].first = off;
+		break;
+	case MFS_JSON_TRUE: r = literal(j, "true"); break;
+	case MFS_JSON_FALSE: r = literal(j, "false"); break;
+	case MFS_JSON_NULL: r = literal(j, "null"); break;
+	default: r = parse_number(j);
+	}
+	if (r < 0)
+		return -1;
+	if (node != NIL)
+		j->v[node].span = (uint32_t)(j->pos - j->v[node].at);
+	*out = node;
 	return 0;
 }
 
-static int parse_doc(struct mfs_json *j, const void *src, size_t len, bool bytes)
+int mfs_json_parse_opts(struct mfs_json *j, const void *src, size_t len,
+			const struct mfs_json_opts *o)
 {
 	memset(j, 0, sizeof(*j));
 	j->src = (const char *)src;
 	j->len = len;
-	j->bytes = bytes;
-	if (mfs_buf_reserve(&j->text, 1) < 0)  /* text.p is never NULL */
-		return fail(j, "out of memory");
+	if (o)
+		j->o = *o;
+	if (len > MFS_JSON_LEN_MAX) {
+		snprintf(j->err, sizeof(j->err), "%zu bytes of JSON, more than the %u supported",
+			 len, MFS_JSON_LEN_MAX);
+		return -1;
+	}
+	static const char empty[5];  /* the record of "", at EMPTY */
+	if (put_text(j, empty, sizeof(empty)) < 0)
+		return -1;
 	uint32_t root;
-	if (parse_value(j, &root, 0) < 0)
+	if (parse_value(j, &root, EMPTY, 0) < 0)
 		return -1;
 	skip_ws(j);
 	if (j->pos != j->len)
@@ -353,12 +427,13 @@ static int parse_doc(struct mfs_json *j, const void *src, size_t len, bool bytes
 
 int mfs_json_parse(struct mfs_json *j, const void *src, size_t len)
 {
-	return parse_doc(j, src, len, false);
+	return mfs_json_parse_opts(j, src, len, NULL);
 }
 
 int mfs_json_parse_bytes(struct mfs_json *j, const void *src, size_t len)
 {
-	return parse_doc(j, src, len, true);
+	const struct mfs_json_opts o = {.bytes = true};
+	return mfs_json_parse_opts(j, src, len, &o);
 }
 
 void mfs_json_free(struct mfs_json *j)
@@ -366,7 +441,19 @@ void mfs_json_free(struct mfs_json *j)
 	free(j->v);
 	mfs_buf_free(&j->text);
 	j->v = NULL;
-	j->n = j->cap = 0;
+	j->n = 0;
+	j->cap = 0;
+	if (j->charged && j->o.charge)
+		j->o.charge(j->o.ctx, -(int64_t)j->charged);
+	j->charged = 0;
+}
+
+uint32_t mfs_json_keep_shallow(void *ctx, const struct mfs_json *j, uint32_t node,
+			       unsigned depth)
+{
+	(void)ctx;
+	return depth == 0 || (depth == 1 && j->v[node].type == MFS_JSON_OBJ) ? MFS_JSON_KEEP_ALL
+									       : 0;
 }
 
 uint32_t mfs_json_member(const struct mfs_json *j, uint32_t obj, const char *key)
@@ -374,9 +461,48 @@ uint32_t mfs_json_member(const struct mfs_json *j, uint32_t obj, const char *key
 	size_t kl = strlen(key);
 	uint32_t hit = NIL;
 	for (uint32_t c = j->v[obj].first; c != NIL; c = j->v[c].next)
-		if (j->v[c].keylen == kl && memcmp(j->text.p + j->v[c].key, key, kl) == 0)
+		if (mfs_json_keylen(j, c) == kl && memcmp(mfs_json_key(j, c), key, kl) == 0)
 			hit = c;
 	return hit;
+}
+
+static bool blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+bool mfs_json_u64s(const struct mfs_json *j, uint32_t node, uint64_t *out, uint32_t max,
+		   uint32_t *n)
+{
+	const struct mfs_json_node *x = &j->v[node];
+	*n = 0;
+	if (x->type != MFS_JSON_ARR || x->count > max)
+		return false;
+	/* The parse checked the array: only its numbers are read here, and
+	 * anything else (a sign, a fraction, a string) ends it at once. */
+	const char *s = j->src + x->at + 1, *e = j->src + x->at + x->span;
+	uint32_t k = 0;
+	for (;;) {
+		while (s < e && blank(*s))
+			s++;
+		if (s < e && *s == ']')
+			break;
+		if (s == e || *s < '0' || *s > '9')
+			return false;
+		uint64_t v = 0;
+		for (; s < e && *s >= '0' && *s <= '9'; s++)
+			if (!mfs_mul_ok(v, 10, &v) || !mfs_add_ok(v, (uint64_t)(*s - '0'), &v))
+				return false;
+		if (s < e && (*s == '.' || *s == 'e' || *s == 'E'))
+			return false;
+		out[k++] = v;
+		while (s < e && blank(*s))
+			s++;
+		if (s < e && *s == ',')
+			s++;
+	}
+	*n = k;
+	return true;
 }
 
 int mfs_json_set_number(struct mfs_json *j, uint32_t obj, const char *key, uint64_t v)
@@ -384,23 +510,30 @@ int mfs_json_set_number(struct mfs_json *j, uint32_t obj, const char *key, uint6
 	char num[24];
 	int n = snprintf(num, sizeof(num), "%llu", (unsigned long long)v);
 	uint32_t c = mfs_json_member(j, obj, key);
+	j->sink = false;
 	if (c == NIL) {
-		size_t koff = j->text.len;
-		if (put_text(j, key, strlen(key)) < 0)
+		uint32_t koff;
+		if (put_record(j, key, strlen(key), &koff) < 0)
 			return -ENOMEM;
-		c = new_node(j, MFS_JSON_NUM);
+		c = new_node(j, MFS_JSON_NUM, koff);
 		if (c == NIL)
 			return -ENOMEM;
-		j->v[c].key = koff;
-		j->v[c].keylen = strlen(key);
-		add_child(j, obj, c);
+		uint32_t last = NIL;
+		for (uint32_t k = j->v[obj].first; k != NIL; k = j->v[k].next)
+			last = k;
+		if (last == NIL)
+			j->v[obj].first = c;
+		else
+			j->v[last].next = c;
+		j->v[obj].count++;
 	}
+	uint32_t off;
+	if (put_record(j, num, (size_t)n, &off) < 0)
+		return -ENOMEM;
 	struct mfs_json_node *x = &j->v[c];
 	x->type = MFS_JSON_NUM;
-	x->first = x->last = NIL;
+	x->first = off;
 	x->count = 0;
 	x->at = x->span = 0;
-	x->text = j->text.len;
-	x->textlen = (size_t)n;
-	return put_text(j, num, (size_t)n) < 0 ? -ENOMEM : 0;
+	return 0;
 }

@@ -82,7 +82,7 @@ static int dump_object(const struct mfs_json *j, const struct mfs_json_node *x,
 		return -ENOMEM;
 	uint32_t n = 0;
 	for (uint32_t c = x->first; c != MFS_JSON_NIL; c = j->v[c].next, n++)
-		k[n] = (struct keyref){mfs_json_key(j, c), j->v[c].keylen, c, n};
+		k[n] = (struct keyref){mfs_json_key(j, c), mfs_json_keylen(j, c), c, n};
 	qsort(k, n, sizeof(*k), cmp_keyref);
 	int r = mfs_buf_add(out, "{", 1);
 	bool any = false;
@@ -106,8 +106,9 @@ int mfs_json_dump_sorted(const struct mfs_json *j, uint32_t node, struct mfs_buf
 	case MFS_JSON_NULL: return mfs_buf_add(out, "null", 4);
 	case MFS_JSON_TRUE: return mfs_buf_add(out, "true", 4);
 	case MFS_JSON_FALSE: return mfs_buf_add(out, "false", 5);
-	case MFS_JSON_NUM: return mfs_buf_add(out, mfs_json_text(j, node), x->textlen);
-	case MFS_JSON_STR: return mfs_json_put_string(out, mfs_json_text(j, node), x->textlen);
+	case MFS_JSON_NUM: return mfs_buf_add(out, mfs_json_text(j, node), mfs_json_textlen(j, node));
+	case MFS_JSON_STR:
+		return mfs_json_put_string(out, mfs_json_text(j, node), mfs_json_textlen(j, node));
 	case MFS_JSON_ARR: return dump_array(j, x, out);
 	default: return dump_object(j, x, out);
 	}

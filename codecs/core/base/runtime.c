@@ -13,6 +13,13 @@ static uint64_t default_budget(void)
 	return b > (1ull << 30) ? 1ull << 30 : b;
 }
 
+/* The default index budget: a quarter of the memory. */
+static uint64_t default_index_budget(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+	return pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize / 4 : MFS_INDEX_UNLIMITED;
+}
+
 int mfs_runtime_new(struct mfs_runtime **out, const struct mfs_runtime_opts *o,
 		    struct mfs_err *err)
 {
@@ -27,6 +34,9 @@ int mfs_runtime_new(struct mfs_runtime **out, const struct mfs_runtime_opts *o,
 	atomic_init(&rt->tc.budget, budget == MFS_TEXT_CACHE_DEFAULT ? default_budget() : budget);
 	atomic_init(&rt->tc.idle_s, o && o->idle_s ? o->idle_s : 20);
 	atomic_init(&rt->tc.kept_bytes, 0);
+	uint64_t ib = o ? o->max_index : MFS_INDEX_DEFAULT;
+	rt->index_budget = ib == MFS_INDEX_DEFAULT ? default_index_budget() : ib;
+	atomic_init(&rt->index_used, 0);
 	*out = rt;
 	return 0;
 }
@@ -58,6 +68,16 @@ void mfs_runtime_free(struct mfs_runtime *rt)
 	pthread_mutex_destroy(&rt->tc.lock);
 	pthread_cond_destroy(&rt->tc.kept_cond);
 	free(rt);
+}
+
+uint64_t mfs_index_used(const struct mfs_runtime *rt)
+{
+	return atomic_load(&rt->index_used);
+}
+
+uint64_t mfs_index_budget(const struct mfs_runtime *rt)
+{
+	return rt->index_budget;
 }
 
 void mfs_text_cache_idle(struct mfs_runtime *rt, unsigned seconds)

@@ -39,6 +39,8 @@ struct mfs_text_cache {
 struct mfs_runtime {
 	struct mfs_workers workers;
 	struct mfs_text_cache tc;
+	_Atomic uint64_t index_used;  /* what the models' indexes hold (model_budget.c) */
+	uint64_t index_budget;
 };
 
 /* pool.c: stop and join the workers, after the jobs queued. */

@@ -71,6 +71,13 @@ int mfs_model_open(struct mfs_model **out, int dirfd, const char *name,
  * commit engine validates a temporary file this way. */
 int mfs_model_open_as(struct mfs_model **out, int dirfd, const char *path, const char *name,
 		      const struct mfs_codec *codec, struct mfs_err *err);
+/* mfs_model_open with the model's runtime given from the start (as
+ * mfs_model_set_runtime does after an open): what its index holds is
+ * charged to rt's index budget as it is built, and an open that would take
+ * the indexes of rt's models over it fails with ENOMEM and a message
+ * saying so. */
+int mfs_model_open_rt(struct mfs_model **out, struct mfs_runtime *rt, int dirfd,
+		      const char *name, const struct mfs_codec *codec, struct mfs_err *err);
 /* Index bytes held in memory (tests, fuzzing, validation). The buffers must
  * outlive the model. side may be NULL (no sidecar). */
 int mfs_model_open_mem(struct mfs_model **out, const void *buf, size_t len,

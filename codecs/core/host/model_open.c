@@ -35,7 +35,7 @@ const struct mfs_codec *mfs_probe(const uint8_t *head, size_t n, uint64_t size,
 	return best;
 }
 
-static struct mfs_model *model_new(const char *name)
+static struct mfs_model *model_new(const char *name, struct mfs_runtime *rt)
 {
 	struct mfs_model *m = calloc(1, sizeof(*m));
 	struct mfs_model_impl *im = calloc(1, sizeof(*im));
@@ -45,6 +45,7 @@ static struct mfs_model *model_new(const char *name)
 		return NULL;
 	}
 	m->impl = im;
+	m->rt = rt;
 	m->fd = -1;
 	im->dirfd = -1;
 	static _Atomic uint64_t next_uid = 1;
@@ -86,6 +87,7 @@ void mfs_model_free(struct mfs_model *m)
 	pthread_mutex_destroy(&im->cache_lock);
 	mfs_tensor_bands_free(m);
 	mfs_arena_free(&im->arena);
+	mfs_model_uncharge(m);
 	free(im);
 	free(m);
 }
@@ -108,6 +110,8 @@ static int index_model(struct mfs_model *m, struct mfs_err *err)
 		return mfs_error(err, ENOMEM, "out of memory");
 	struct index_call c = {m, err};
 	int r = mfs_guarded(index_fn, &c, err);
+	if (r == -ENOMEM && m->impl->build_err == ENOMEM)
+		return mfs_model_build_error(m, err);  /* the index budget's message */
 	if (r < 0)
 		return r;
 	r = mfs_model_build_error(m, err);
@@ -121,6 +125,7 @@ static int index_model(struct mfs_model *m, struct mfs_err *err)
 	/* The building aid is not needed any more. */
 	free(m->impl->last);
 	m->impl->last = NULL;
+	mfs_model_charge(m, -(int64_t)(m->impl->cap_nodes * sizeof(mfs_id)));
 	return 0;
 }
 
@@ -133,7 +138,7 @@ int mfs_model_open_mem(struct mfs_model **out, const void *buf, size_t len,
 		codec = mfs_probe(buf, len < MFS_HEAD_MAX ? len : MFS_HEAD_MAX, len, name);
 	if (!codec)
 		return mfs_error(err, ENOTSUP, "not a recognised model file");
-	struct mfs_model *m = model_new(name);
+	struct mfs_model *m = model_new(name, NULL);
 	if (!m)
 		return mfs_error(err, ENOMEM, "out of memory");
 	m->codec = codec;
@@ -255,11 +260,10 @@ int mfs_model_open(struct mfs_model **out, int dirfd, const char *name,
 
 static int check_sibling(struct mfs_model *m, const char *name, struct mfs_err *err);
 
-/* mfs_model_open_as; siblings: whether the codec may check the files its
- * model refers to (mfs_model_check_sibling), which a sibling's own open may
- * not (an index naming itself as its shard would recurse). */
-static int open_file(struct mfs_model **out, int dirfd, const char *path, const char *name,
-		     const struct mfs_codec *codec, bool siblings, struct mfs_err *err)
+/* mfs_model_open_as, with the runtime whose index budget the model is
+ * charged to as it is built (NULL: none). */
+static int open_file(struct mfs_model **out, struct mfs_runtime *rt, int dirfd, const char *path,
+		     const char *name, const struct mfs_codec *codec, struct mfs_err *err)
 {
 	*out = NULL;
 	int fd = openat(dirfd, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
@@ -284,7 +288,7 @@ static int open_file(struct mfs_model **out, int dirfd, const char *path, const 
 			return mfs_error(err, ENOTSUP, "not a recognised model file");
 		}
 	}
-	struct mfs_model *m = model_new(name);
+	struct mfs_model *m = model_new(name, rt);
 	if (!m) {
 		close(fd);
 		return mfs_error(err, ENOMEM, "out of memory");
@@ -296,7 +300,7 @@ static int open_file(struct mfs_model **out, int dirfd, const char *path, const 
 	m->dev = (uint64_t)st.st_dev;
 	m->ino = (uint64_t)st.st_ino;
 	if (size && size <= SMALL_FILE) {
-		uint8_t *buf = malloc((size_t)size);
+		uint8_t *buf = mfs_model_charge(m, (int64_t)size) ? malloc((size_t)size) : NULL;
 		int n = buf ? read_full(fd, buf, (size_t)size, 0) : -ENOMEM;
 		if (n != (int)size) {
 			free(buf);
@@ -328,8 +332,8 @@ static int open_file(struct mfs_model **out, int dirfd, const char *path, const 
 	int r = 0;
 	if (codec->sidecar)
 		r = read_sidecar(m, dirfd, codec->sidecar, err);
-	m->impl->dirfd = siblings ? dirfd : -1;
-	m->impl->sibling = siblings ? check_sibling : NULL;
+	m->impl->dirfd = dirfd;
+	m->impl->sibling = check_sibling;
 	if (r == 0)
 		r = index_model(m, err);
 	m->impl->dirfd = -1;
@@ -348,16 +352,32 @@ static int open_file(struct mfs_model **out, int dirfd, const char *path, const 
 int mfs_model_open_as(struct mfs_model **out, int dirfd, const char *path, const char *name,
 		      const struct mfs_codec *codec, struct mfs_err *err)
 {
-	return open_file(out, dirfd, path, name, codec, true, err);
+	return open_file(out, NULL, dirfd, path, name, codec, err);
+}
+
+int mfs_model_open_rt(struct mfs_model **out, struct mfs_runtime *rt, int dirfd,
+		      const char *name, const struct mfs_codec *codec, struct mfs_err *err)
+{
+	return open_file(out, rt, dirfd, name, name, codec, err);
 }
 
 /* m->impl->sibling while the codec opens m (mfs_model_check_sibling). */
 static int check_sibling(struct mfs_model *m, const char *name, struct mfs_err *err)
 {
-	struct mfs_model *sib;
-	int r = open_file(&sib, m->impl->dirfd, name, name, NULL, false, err);
-	if (r == 0 && sib->codec != m->codec)
+	int fd = openat(m->impl->dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return mfs_error(err, errno, "cannot open: %s", strerror(errno));
+	struct stat st;
+	uint8_t head[MFS_HEAD_MAX];
+	int r = fstat(fd, &st) < 0 ? mfs_error(err, errno, "cannot stat: %s", strerror(errno)) : 0;
+	if (r == 0 && !S_ISREG(st.st_mode))
+		r = mfs_error(err, ENOTSUP, "not a regular file");
+	size_t n = r == 0 && (uint64_t)st.st_size < sizeof(head) ? (size_t)st.st_size : sizeof(head);
+	int got = r == 0 ? read_full(fd, head, n, 0) : 0;
+	close(fd);
+	if (r == 0 && got != (int)n)
+		r = mfs_error(err, EIO, "cannot read");
+	if (r == 0 && mfs_probe(head, n, (uint64_t)st.st_size, name) != m->codec)
 		r = mfs_error(err, EINVAL, "not a %s file", m->codec->name);
-	mfs_model_free(sib);
 	return r;
 }

@@ -22,6 +22,16 @@
 
 enum { KEY_DIR = 0, KEY_LINK = 1 };
 
+/* Directories made for components: at most DIRS_FREE, plus one per
+ * DIR_BYTES bytes of the names added so far (real names make one per ten
+ * bytes or more), and at most DEPTH_MAX for one name. Past either, the rest of
+ * a name stays whole as its last component, separators and all: names
+ * such as "a.a.a..." or "...." make as many directories as their bytes
+ * allow, not one per byte, and no deeper tree than real names. */
+#define DIRS_FREE 1024u
+#define DIR_BYTES 4u
+#define DEPTH_MAX 64u
+
 struct slot {
 	uint64_t h;
 	mfs_id parent, id;     /* id MFS_NONE: empty slot */
@@ -40,6 +50,8 @@ struct mfs_dotted {
 	size_t plen, pcap;
 	char *index;           /* the index file's text so far */
 	size_t ilen, icap;
+	uint64_t name_bytes;   /* of the names added so far */
+	uint64_t dirs;         /* directories made for components */
 	bool failed;
 };
 
@@ -186,7 +198,8 @@ static size_t comp_len(const struct mfs_dotted *d, const char *s, const char *en
 }
 
 /* The directory of every component but the last, made as needed; sets
- * *last and *last_len to the last component. MFS_NONE after a failure. */
+ * *last and *last_len to the last component (the rest of the name once
+ * no more directories may be made). MFS_NONE after a failure. */
 static mfs_id walk(struct mfs_dotted *d, const char *name, size_t len, const char **last,
 		   size_t *last_len)
 {
@@ -194,15 +207,19 @@ static mfs_id walk(struct mfs_dotted *d, const char *name, size_t len, const cha
 		return MFS_NONE;
 	const char *p = name, *end = name + len;
 	mfs_id dir = d->root;
-	for (;;) {
+	d->name_bytes += len;
+	for (unsigned depth = 0;; depth++) {
 		size_t n = comp_len(d, p, end);
-		if (p + n == end) {
+		mfs_id c = p + n == end || depth == DEPTH_MAX ? MFS_NONE
+							      : recall(d, dir, KEY_DIR, p, n);
+		if (p + n == end || depth == DEPTH_MAX ||
+		    (c == MFS_NONE && d->dirs >= DIRS_FREE + d->name_bytes / DIR_BYTES)) {
 			*last = p;
-			*last_len = n;
+			*last_len = (size_t)(end - p);
 			return dir;
 		}
-		mfs_id c = recall(d, dir, KEY_DIR, p, n);
 		if (c == MFS_NONE) {
+			d->dirs++;
 			char req[16];
 			size_t rl = n;
 			const char *r = request_name(p, &rl, req);

@@ -16,7 +16,10 @@
  * a tab, newline or backslash in a name is written `\t`, `\n`, `\\`.
  *
  * Building is O(total name length): the builder hashes (directory, raw
- * component) to the node made for it.
+ * component) to the node made for it. A name makes at most 64 levels of
+ * directories, and all names together at most 1024 plus one per 16 bytes
+ * of names: past either limit (only hostile names reach them: "a.a.a...",
+ * "...."), the rest of a name stays whole as its last component.
  */
 #ifndef MFS_DOTTED_H
 #define MFS_DOTTED_H

@@ -11,12 +11,17 @@
 #include "names.h"
 #include "npy_head.h"
 
-static bool grow(struct mfs_model *m, void *arr, size_t *cap, uint32_t n, size_t elem)
+/* Room for one more element in arr; with_each: bytes of a companion
+ * array grown alongside (charged with it). */
+static bool grow(struct mfs_model *m, void *arr, size_t *cap, uint32_t n, size_t elem,
+		 size_t with_each)
 {
 	if (n >= MFS_NONE - 1) {
 		mfs_model_fail(m, EFBIG, "too many nodes");
 		return false;
 	}
+	if (n == *cap && !mfs_model_charge_growth(m, *cap, *cap ? *cap * 2 : 64, elem + with_each))
+		return false;
 	if (mfs_array_reserve(arr, n, cap, 1, elem, 64) < 0) {
 		mfs_model_fail(m, ENOMEM, "out of memory");
 		return false;
@@ -33,7 +38,7 @@ static mfs_id add_node(struct mfs_model *m, mfs_id parent, const char *name, siz
 	    (parent != MFS_NONE && (parent >= m->nnodes || m->nodes[parent].kind != MFS_K_DIR)))
 		return MFS_NONE;
 	size_t cap = im->cap_nodes;
-	if (!grow(m, &m->nodes, &cap, m->nnodes, sizeof(*m->nodes)))
+	if (!grow(m, &m->nodes, &cap, m->nnodes, sizeof(*m->nodes), sizeof(*im->last)))
 		return MFS_NONE;
 	if (cap != im->cap_nodes) {
 		mfs_id *l = realloc(im->last, (size_t)cap * sizeof(*l));
@@ -172,6 +177,28 @@ static mfs_id add_view(struct mfs_model *m, mfs_id dir, const char *name, enum m
 	return id;
 }
 
+/* Elements of t->bits bits packed: the bytes they fill, which must be
+ * whole (*n: elements in, bytes out). */
+static bool packed_bytes(struct mfs_model *m, struct mfs_tensor *t, uint64_t *n)
+{
+	uint64_t bits;
+	if (t->dtype != MFS_DT_OPAQUE || t->bits >= 8) {
+		mfs_model_fail(m, EINVAL, "packed elements of an opaque dtype narrower than a byte only");
+		return false;
+	}
+	if (!mfs_mul_ok(*n, t->bits, &bits)) {
+		mfs_model_fail(m, EFBIG, "tensor size overflows");
+		return false;
+	}
+	if (bits % 8) {
+		mfs_model_fail(m, EINVAL, "packed elements that end inside a byte");
+		return false;
+	}
+	*n = bits / 8;
+	t->esize = 1;
+	return true;
+}
+
 /* Check t and append it to m->tensors as the tensor of node dir (its
  * directory, or the one file of a stream). The index, or -1 (remembered
  * failure). */
@@ -183,7 +210,7 @@ static int push_tensor(struct mfs_model *m, mfs_id dir, const struct mfs_tensor 
 		mfs_model_fail(m, EINVAL, "tensor of an unknown dtype");
 		return -1;
 	}
-	if (!grow(m, &m->tensors, &im->cap_tensors, m->ntensors, sizeof(*m->tensors)))
+	if (!grow(m, &m->tensors, &im->cap_tensors, m->ntensors, sizeof(*m->tensors), 0))
 		return -1;
 	struct mfs_tensor t = *src;
 	t.dir = dir;
@@ -203,6 +230,8 @@ static int push_tensor(struct mfs_model *m, mfs_id dir, const struct mfs_tensor 
 			return -1;
 		}
 	}
+	if (t.bits && !packed_bytes(m, &t, &n))
+		return -1;
 	if (!mfs_mul_ok(n, t.esize, &bytes)) {
 		mfs_model_fail(m, EFBIG, "tensor size overflows");
 		return -1;
@@ -282,7 +311,7 @@ mfs_id mfs_add_frame_csv(struct mfs_model *m, mfs_id dir, uint64_t nrows, uint32
 			return MFS_NONE;
 		}
 	}
-	if (!grow(m, &m->frames, &im->cap_frames, m->nframes, sizeof(*m->frames)))
+	if (!grow(m, &m->frames, &im->cap_frames, m->nframes, sizeof(*m->frames), 0))
 		return MFS_NONE;
 	uint32_t *c = mfs_model_alloc(m, (size_t)(ncols ? ncols : 1) * sizeof(*c));
 	const char **l = mfs_model_alloc(m, (size_t)(ncols ? ncols : 1) * sizeof(*l));

@@ -110,10 +110,15 @@ struct mfs_tensor {
 	uint8_t swap;               /* 0, or the size of each big-endian unit of a raw
 				       element (the element size; a component's for complex) */
 	uint8_t flags;              /* MFS_TF_* */
+	uint8_t bits;               /* MFS_DT_OPAQUE elements narrower than a byte,
+				       packed (safetensors' F4: 4): their bits, else 0.
+				       The tensor is then the bytes they fill: esize
+				       1 and nelem that many bytes (set here), while
+				       dims (shape) stays the elements' */
 	uint32_t ndim;
 	uint32_t esize;             /* bytes per element */
 	const uint64_t *dims;       /* logical shape (row-major index order), ndim entries */
-	uint64_t nelem;             /* product of dims */
+	uint64_t nelem;             /* product of dims (packed bits: the bytes they fill) */
 	uint64_t off;               /* raw storage: source offset of the first element */
 	const struct mfs_tensor_ops *ops;   /* NULL: raw dense storage at off */
 	const char *tname;          /* dtype name for MFS_DT_OPAQUE ("unknown64", ...) */
@@ -205,13 +210,23 @@ mfs_id mfs_add_frame_csv(struct mfs_model *m, mfs_id dir, uint64_t nrows, uint32
 			 const uint32_t *cols, const char *const *labels);
 /* Copy bytes into the model's arena (lives as long as the model). */
 void *mfs_model_alloc(struct mfs_model *m, size_t size);
+/* Memory a codec allocates while it opens m beyond m's arena (a parsed
+ * header): bytes > 0 are charged to the index budget of m's runtime
+ * (runtime.h) before they are allocated, and false says they do not fit
+ * (the open then fails with ENOMEM and the budget's message: return
+ * -ENOMEM); bytes < 0 give them back. Whatever is still charged is given
+ * back when m is freed. */
+bool mfs_model_charge(struct mfs_model *m, int64_t bytes);
 /* Record a problem that does not stop the open (m->note: the first one;
  * later ones are counted in m->more_notes). */
 void mfs_model_note(struct mfs_model *m, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-/* Whether the file name beside the source (a shard its index names) opens
- * as a model of the same codec: 0, -errno with a message, or 1 when it
- * cannot be told (a model opened from memory). For use inside open. */
+/* Whether the name beside the source (a shard its index names) is a
+ * regular file, not following a link, whose first bytes the same codec
+ * bids for: one open and one read of MFS_HEAD_MAX bytes, nothing parsed
+ * (the file is parsed when it is itself looked up): 0, -errno with a
+ * message, or 1 when it cannot be told (a model opened from memory). For
+ * use inside open. */
 int mfs_model_check_sibling(struct mfs_model *m, const char *name, struct mfs_err *err);
 char *mfs_model_strdup(struct mfs_model *m, const char *s, size_t len);
 /* Give m the runtime its views use (runtime.h), before any view is read. */

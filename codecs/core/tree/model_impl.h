@@ -32,7 +32,7 @@ struct mfs_model_impl {
 	struct mfs_dupe *dupes;
 	uint32_t ndupes, cap_dupes; /* cap_dupes: power of two */
 	int build_err;              /* first failure while building (positive errno) */
-	char build_msg[128];
+	char build_msg[160];
 	pthread_mutex_t cache_lock; /* guards mfs_tensor.cache creation */
 	/* Band caches shared by the threads reading the model (tensor/bands.h):
 	 * transposed rows of column-major matrices, bands over streams. */
@@ -53,6 +53,7 @@ struct mfs_model_impl {
 	struct mfs_hole *holes;
 	size_t nholes;
 	uint64_t uid;               /* unique among the models of this process */
+	uint64_t charged;           /* bytes charged to the index budget (model_budget.c) */
 };
 
 /* holes.c: whether [off, off + len) lies in one of the source's holes
@@ -70,4 +71,10 @@ mfs_id mfs_model_add_root(struct mfs_model *m);
  * positive errno), and return it as an error (0 if none). */
 void mfs_model_fail(struct mfs_model *m, int code, const char *msg);
 int mfs_model_build_error(const struct mfs_model *m, struct mfs_err *err);
+
+/* model_budget.c: charge growing from cap to newcap elements of elem bytes
+ * (false: refused, remembered as the build's failure); give back all that
+ * m holds (when it is freed). */
+bool mfs_model_charge_growth(struct mfs_model *m, size_t cap, size_t newcap, size_t elem);
+void mfs_model_uncharge(struct mfs_model *m);
 #endif

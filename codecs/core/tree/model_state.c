@@ -1,6 +1,7 @@
 /* A model's state beside its tree: the arena its nodes and names live in,
  * the first failure while building it, problems its open got past, and what
- * the host lends it (the runtime, the check of a file beside the source). */
+ * the host lends it (the check of a file beside the source; the runtime is
+ * model_budget.c's). */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -25,7 +26,13 @@ int mfs_model_build_error(const struct mfs_model *m, struct mfs_err *err)
 
 void *mfs_model_alloc(struct mfs_model *m, size_t size)
 {
-	void *p = mfs_arena_alloc(&m->impl->arena, size ? size : 1);
+	struct mfs_arena *a = &m->impl->arena;
+	size_t grows = mfs_arena_growth(a, size ? size : 1);
+	if (grows && (grows > INT64_MAX || !mfs_model_charge(m, (int64_t)grows))) {
+		mfs_model_fail(m, ENOMEM, "out of memory");
+		return NULL;
+	}
+	void *p = mfs_arena_alloc(a, size ? size : 1);
 	if (!p)
 		mfs_model_fail(m, ENOMEM, "out of memory");
 	return p;
@@ -53,11 +60,6 @@ void mfs_model_note(struct mfs_model *m, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(m->note, sizeof(m->note), fmt, ap);
 	va_end(ap);
-}
-
-void mfs_model_set_runtime(struct mfs_model *m, struct mfs_runtime *rt)
-{
-	m->rt = rt;
 }
 
 int mfs_model_check_sibling(struct mfs_model *m, const char *name, struct mfs_err *err)

@@ -90,7 +90,7 @@ static int grow_slots(struct mfs_model *m)
 {
 	struct mfs_model_impl *im = m->impl;
 	uint32_t n = im->nslots ? im->nslots * 2 : 64;
-	if (n < im->nslots)
+	if (n < im->nslots || !mfs_model_charge_growth(m, im->nslots, n, sizeof(mfs_id)))
 		return -ENOMEM;
 	mfs_id *s = malloc((size_t)n * sizeof(*s));
 	if (!s)
@@ -151,6 +151,8 @@ static struct mfs_dupe *dupe_slot(struct mfs_model *m, mfs_id parent, const char
 	struct mfs_model_impl *im = m->impl;
 	if ((uint64_t)(im->ndupes + 1) * 2 > im->cap_dupes) {
 		uint32_t nc = im->cap_dupes ? im->cap_dupes * 2 : 64;
+		if (!mfs_model_charge_growth(m, im->cap_dupes, nc, sizeof(struct mfs_dupe)))
+			return NULL;
 		struct mfs_dupe *v = calloc(nc, sizeof(*v));
 		if (!v)
 			return NULL;
