@@ -14,6 +14,7 @@
 #include "model_fs.h"
 #include "pending.h"
 #include "source.h"
+#include "store.h"
 #include "verdict.h"
 
 struct mref *mref_hold(struct mref *r)
@@ -526,6 +527,8 @@ int fsmodel_commit(struct fsmodel *fm, struct inode *vi, const struct mfs_conten
 	struct fsstate *fs = vi->fs;
 	if (fs->o.ro)
 		return mfs_error(err, EROFS, "read-only mount");
+	if (store_blob(fm->inode))
+		return mfs_error(err, EROFS, "%s", store_blob_msg);
 	struct mref *r = fsmodel_current(fm, err);
 	if (!r)
 		return -err->code;
@@ -542,6 +545,7 @@ int fsmodel_commit(struct fsmodel *fm, struct inode *vi, const struct mfs_conten
 	mfs_id node = vnode_resolve(vi, r);
 	struct mfs_patch p;
 	mfs_patch_init(&p);
+	p.limit = fs->o.max_buffer;  /* what the edit may hold besides what was written */
 	if (node == MFS_NONE) {
 		ret = mfs_error(err, ENOENT, "the file is gone from the model");
 		goto out;

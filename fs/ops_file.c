@@ -19,6 +19,7 @@
 #include "pending.h"
 #include "scratch.h"
 #include "source.h"
+#include "store.h"
 #include "warm.h"
 
 static struct fh *fh_new(void)
@@ -93,6 +94,8 @@ static int open_view(struct inode *i, struct fuse_file_info *fi, struct fh *h)
 	if (acc != O_RDONLY) {
 		if (fs->o.ro)
 			return -EROFS;
+		if (store_blob(i->fm->inode))
+			return store_refuse(i->fm->inode);
 		if (!(r->m->nodes[id].flags & MFS_NF_WRITABLE))
 			return -EACCES;
 		if (faccessat(dir_fd(i->fm->inode->parent), i->fm->inode->name, W_OK, AT_EACCESS) < 0)

@@ -1,7 +1,8 @@
 /* .npz archives: each `.npy` member a tensor under tensors/ (its name
  * without `.npy`, split at `.` and `/`), with `index`; other members as
  * read-only files under files/. Stored members are raw storage at their
- * data offset; deflated ones are read through npz_inflate.c. A member that
+ * data offset; deflated ones are read through the archive's inflate
+ * cursors (npz_read.c, core/zip/). A member that
  * is not a valid .npy is a file, one whose bytes cannot be read (an unknown
  * method, a bad stream) is left out: either with a note (an errors line),
  * the other members shown as usual, as numpy.load reads them. */
@@ -21,7 +22,7 @@
 /* Deflate expands at most 1032 times (a 258-byte match in under 2 bits). */
 #define DEFLATE_MAX_RATIO 1100u
 
-static bool npy_name(const struct zip_member *zm)
+static bool npy_name(const struct mfs_zip_member *zm)
 {
 	return zm->name_len > 4 && !memcmp(zm->name + zm->name_len - 4, ".npy", 4);
 }
@@ -30,10 +31,10 @@ static bool npy_name(const struct zip_member *zm)
 static int deflated_head(struct mfs_model *m, uint32_t i, struct mfs_npy_head *h,
 			 struct mfs_err *err)
 {
-	const struct zip_member *zm = &((struct npz *)m->priv)->zip.mem[i];
+	const struct mfs_zip_member *zm = &((struct npz *)m->priv)->zip.mem[i];
 	uint8_t pre[12];
 	uint64_t n = zm->usize < 12 ? zm->usize : 12;
-	int r = npz_inflate_read(m, i, 0, n, pre, err);
+	int r = npz_member_read(m, i, 0, n, pre, err);
 	if (r < 0)
 		return r;
 	if (n < 10 || memcmp(pre, "\x93NUMPY", 6) != 0)
@@ -50,7 +51,7 @@ static int deflated_head(struct mfs_model *m, uint32_t i, struct mfs_npy_head *h
 	uint8_t *buf = malloc((size_t)hl);
 	if (!buf)
 		return mfs_error(err, ENOMEM, "out of memory");
-	r = npz_inflate_read(m, i, 0, hl, buf, err);
+	r = npz_member_read(m, i, 0, hl, buf, err);
 	if (r == 0)
 		r = mfs_npy_parse(buf, hl, h, err);
 	free(buf);
@@ -58,14 +59,14 @@ static int deflated_head(struct mfs_model *m, uint32_t i, struct mfs_npy_head *h
 }
 
 /* Inflate member i whole, discarding it: its stream, sizes and CRC-32 are
- * checked at its end (npz_inflate.c). */
+ * checked at its end (core/zip/zip_inflate.c). */
 static int verify(struct mfs_model *m, uint32_t i, uint64_t usize, struct mfs_err *err)
 {
 	uint8_t buf[16384];
 	int r = 0;
 	for (uint64_t off = 0; off < usize && r == 0; off += sizeof(buf)) {
 		uint64_t n = usize - off < sizeof(buf) ? usize - off : sizeof(buf);
-		r = npz_inflate_read(m, i, off, n, buf, err);
+		r = npz_member_read(m, i, off, n, buf, err);
 	}
 	return r;
 }
@@ -75,7 +76,7 @@ enum member { M_FILE, M_TENSOR, M_NONE };
 
 /* A member left out of the tree, or shown as a file, for the reason in err:
  * a note naming it (the archive's other members are shown as usual). */
-static int noted(struct mfs_model *m, const struct zip_member *zm, enum member as,
+static int noted(struct mfs_model *m, const struct mfs_zip_member *zm, enum member as,
 		 struct mfs_err *err)
 {
 	char q[MFS_QUOTE_MAX];
@@ -89,7 +90,7 @@ static int noted(struct mfs_model *m, const struct zip_member *zm, enum member a
  * deflated members within the budget, the whole stream. M_FILE if so. */
 static int readable(struct mfs_model *m, uint32_t i, uint64_t *budget, struct mfs_err *err)
 {
-	const struct zip_member *zm = &((struct npz *)m->priv)->zip.mem[i];
+	const struct mfs_zip_member *zm = &((struct npz *)m->priv)->zip.mem[i];
 	int r = 0;
 	if (zm->flags & 1)
 		r = mfs_error(err, ENOTSUP, "it is encrypted");
@@ -118,7 +119,7 @@ static int readable(struct mfs_model *m, uint32_t i, uint64_t *budget, struct mf
 static int classify(struct mfs_model *m, uint32_t i, uint64_t *budget, struct mfs_err *err)
 {
 	struct npz *z = m->priv;
-	const struct zip_member *zm = &z->zip.mem[i];
+	const struct mfs_zip_member *zm = &z->zip.mem[i];
 	struct mfs_npy_head *h = &z->heads[i];
 	int r = readable(m, i, budget, err);
 	if (r != M_FILE || !npy_name(zm))
@@ -147,7 +148,7 @@ static int classify(struct mfs_model *m, uint32_t i, uint64_t *budget, struct mf
 static void add_tensor(struct mfs_model *m, struct mfs_dotted *d, uint32_t i)
 {
 	struct npz *z = m->priv;
-	const struct zip_member *zm = &z->zip.mem[i];
+	const struct mfs_zip_member *zm = &z->zip.mem[i];
 	const struct mfs_npy_head *h = &z->heads[i];
 	struct mfs_tensor t;
 	npy_tensor(h, zm->data_off + h->data_off, &t);
@@ -167,7 +168,7 @@ static void add_tensor(struct mfs_model *m, struct mfs_dotted *d, uint32_t i)
 /* Member i as a read-only file under files/ (made on first use). */
 static void add_file(struct mfs_model *m, mfs_id *files, uint32_t i)
 {
-	const struct zip_member *zm = &((struct npz *)m->priv)->zip.mem[i];
+	const struct mfs_zip_member *zm = &((struct npz *)m->priv)->zip.mem[i];
 	if (*files == MFS_NONE)
 		*files = mfs_add_dir(m, MFS_ROOT, "files", 5);
 	if (zm->method == 0)
@@ -181,13 +182,12 @@ int npz_open(struct mfs_model *m, struct mfs_err *err)
 	struct npz *z = calloc(1, sizeof(*z));
 	if (!z)
 		return mfs_error(err, ENOMEM, "out of memory");
-	pthread_mutex_init(&z->lock, NULL);
 	m->priv = z;
-	if (npz_inflate_init(z) < 0)
-		return mfs_error(err, ENOMEM, "out of memory");
-	int r = zip_read(m->base, m->size, &z->zip, err);
+	int r = mfs_zip_read(m->base, m->size, &z->zip, err);
 	if (r < 0)
 		return r;
+	if (mfs_zip_reader_new(&z->reader, m->base, &z->zip) < 0)
+		return mfs_error(err, ENOMEM, "out of memory");
 	z->heads = calloc(z->zip.n ? z->zip.n : 1, sizeof(*z->heads));
 	if (!z->heads)
 		return mfs_error(err, ENOMEM, "out of memory");
@@ -212,9 +212,8 @@ void npz_close(struct mfs_model *m)
 	struct npz *z = m->priv;
 	if (!z)
 		return;
-	npz_inflate_free(z);
-	pthread_mutex_destroy(&z->lock);
-	free(z->zip.mem);
+	mfs_zip_reader_free(z->reader);
+	mfs_zip_free(&z->zip);
 	free(z->heads);
 	free(z);
 	m->priv = NULL;

@@ -1,230 +1,32 @@
 /* .npz edits as patches: a stored member's values in place, with its CRC-32
- * brought up to date (from the changed bytes alone) in its local header and
- * central directory entry; any other change (a deflated member, a new shape)
- * writes the member again and the archive's directory after it, whose
- * offsets follow the member's new length. */
+ * brought up to date (core/zip/); any other change (a deflated member, a
+ * new shape) gives the member new content, which the zip room compresses
+ * a window at a time: the member's old content with the changed elements
+ * written over it, or the new array straight from what was written. */
 #include <errno.h>
-#include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
-#include "bytes.h"
 #include "numpy.h"
 
-/* The CRC-32 of the member's data after the same-size spans p->spans[from,
- * p->n) that fall in it: each changes it by the CRC difference of its old
- * and new bytes, shifted by the bytes that follow it (CRC-32 is affine in
- * its input, and crc32_combine(v, 0, n) is v shifted by n zero bytes). */
-static uint32_t patched_crc(const struct mfs_model *m, const struct zip_member *zm,
-			    const struct mfs_patch *p, size_t from)
+/* The edit's runs of elements as byte runs of member content, kept by p
+ * (their bytes are the edit's, which outlive it). */
+static int byte_runs(struct mfs_patch *p, const struct mfs_npy_head *h,
+		     const struct mfs_tensor *t, const struct mfs_edit *e,
+		     struct mfs_zip_put *put, struct mfs_err *err)
 {
-	uint32_t crc = zm->crc;
-	uint64_t end = zm->data_off + zm->csize;
-	for (size_t k = from; k < p->n; k++) {
-		const struct mfs_span *s = &p->spans[k];
-		uint32_t d = 0;
-		for (uint64_t o = 0; o < s->len;) {
-			uInt n = (uInt)(s->len - o < (1u << 30) ? s->len - o : (1u << 30));
-			uint32_t a = (uint32_t)crc32(0, m->base + s->off + o, n);
-			uint32_t b = (uint32_t)crc32(0, s->data + o, n);
-			/* Pieces of the difference combine like pieces of data. */
-			d = (uint32_t)crc32_combine(d, a ^ b, n);
-			o += n;
-		}
-		crc ^= (uint32_t)crc32_combine(d, 0, (z_off_t)(end - s->off - s->len));
-	}
-	return crc;
-}
-
-/* The member's new CRC-32 everywhere it is written: the central directory,
- * the local header (unless a data descriptor holds it alone), the data
- * descriptor. */
-static int put_crc(struct mfs_patch *p, const struct zip_member *zm, uint32_t crc,
-		   struct mfs_err *err)
-{
-	uint8_t b[4];
-	mfs_put_le32(b, crc);
-	if ((zip_lh_crc(zm) && mfs_patch_put(p, zm->local_off + 14, 4, b, 4) < 0) ||
-	    ((zm->flags & 8) && mfs_patch_put(p, zip_dd_crc_at(zm), 4, b, 4) < 0) ||
-	    mfs_patch_put(p, zm->cd_off + 16, 4, b, 4) < 0)
+	struct mfs_zip_run *runs = mfs_patch_keep(p, (e->nruns ? e->nruns : 1) * sizeof(*runs));
+	if (!runs)
 		return mfs_error(err, ENOMEM, "out of memory");
-	return 0;
-}
-
-/* A size or offset field: the 8-byte zip64 value at `at` (an offset in the
- * source, rebased to the copy at dst - base), else the 32-bit one at off32. */
-static int put_field(uint8_t *dst, uint64_t base, uint64_t at, uint64_t off32, uint64_t v,
-		     struct mfs_err *err)
-{
-	if (at) {
-		mfs_put_le64(dst + (at - base), v);
-		return 0;
+	for (size_t k = 0; k < e->nruns; k++) {
+		const struct mfs_run *r = &e->runs[k];
+		if (r->first > t->nelem || r->count > t->nelem - r->first || !r->bytes)
+			return mfs_error(err, EINVAL, "internal error: run beyond the tensor");
+		runs[k] = (struct mfs_zip_run){h->data_off + r->first * t->esize, r->count * t->esize,
+					       r->bytes};
 	}
-	if (v >= 0xFFFFFFFFu)
-		return mfs_error(err, EFBIG, "the member would need zip64 fields this archive does not have (%llu bytes)",
-				 (unsigned long long)v);
-	mfs_put_le32(dst + off32, (uint32_t)v);
-	return 0;
-}
-
-/* The local header at d (a copy of the member's) and the data descriptor
- * at dd (a copy too, when the member has one) given the new CRC-32 and
- * sizes: where each kept them. */
-static int put_local(const struct zip_member *zm, uint8_t *d, uint8_t *dd, uint64_t clen,
-		     uint64_t usize, uint32_t crc, struct mfs_err *err)
-{
-	int r = 0;
-	if (zip_lh_crc(zm))
-		mfs_put_le32(d + 14, crc);
-	if (!(zm->flags & 8) || zm->lh_sizes) {
-		r = put_field(d, zm->local_off, zm->lh_csize_at, 18, clen, err);
-		if (r == 0)
-			r = put_field(d, zm->local_off, zm->lh_usize_at, 22, usize, err);
-	}
-	if (r < 0 || !(zm->flags & 8))
-		return r;
-	uint8_t *c = dd + (zip_dd_crc_at(zm) - (zm->data_off + zm->csize));
-	mfs_put_le32(c, crc);
-	if (zm->dd_len >= 20) {  /* 8-byte sizes */
-		mfs_put_le64(c + 4, clen);
-		mfs_put_le64(c + 12, usize);
-	} else if (clen >= 0xFFFFFFFFu || usize >= 0xFFFFFFFFu) {
-		return mfs_error(err, EFBIG, "the member's data descriptor has no room for %llu bytes",
-				 (unsigned long long)usize);
-	} else {
-		mfs_put_le32(c + 4, (uint32_t)clen);
-		mfs_put_le32(c + 8, (uint32_t)usize);
-	}
-	return 0;
-}
-
-/* Member i's data becomes data[0, clen) (uncompressed usize bytes, CRC crc):
- * its local header, data and data descriptor, and everything from the
- * central directory on (offsets after the member move by the change of
- * length). */
-static int replace_member(const struct mfs_model *m, uint32_t i, const uint8_t *data,
-			  uint64_t clen, uint64_t usize, uint32_t crc, struct mfs_patch *p,
-			  struct mfs_err *err)
-{
-	const struct npz *z = m->priv;
-	const struct zip_archive *a = &z->zip;
-	const struct zip_member *zm = &a->mem[i];
-	uint64_t lh = zm->data_off - zm->local_off, ddl = zm->flags & 8 ? zm->dd_len : 0;
-	uint8_t *d = mfs_patch_alloc(p, zm->local_off, lh + zm->csize + ddl, lh + clen + ddl);
-	if (!d)
-		return mfs_error(err, ENOMEM, "out of memory");
-	memcpy(d, m->base + zm->local_off, (size_t)lh);
-	memcpy(d + lh, data, (size_t)clen);
-	memcpy(d + lh + clen, m->base + zm->data_off + zm->csize, ddl);
-	int r = put_local(zm, d, d + lh + clen, clen, usize, crc, err);
-	if (r < 0)
-		return r;
-	/* The member moves nothing before it; what follows shifts by delta. */
-	uint64_t delta = clen - zm->csize;  /* modulo 2^64 */
-	uint64_t tail = m->size - a->cd_off;
-	uint8_t *c = mfs_patch_alloc(p, a->cd_off, tail, tail);
-	if (!c)
-		return mfs_error(err, ENOMEM, "out of memory");
-	memcpy(c, m->base + a->cd_off, (size_t)tail);
-	for (uint32_t j = 0; j < a->n && r == 0; j++) {
-		const struct zip_member *x = &a->mem[j];
-		uint8_t *e = c + (x->cd_off - a->cd_off);
-		if (j == i) {
-			mfs_put_le32(e + 16, crc);
-			r = put_field(c, a->cd_off, x->cd_csize_at, x->cd_off - a->cd_off + 20, clen,
-				      err);
-			if (r == 0)
-				r = put_field(c, a->cd_off, x->cd_usize_at,
-					      x->cd_off - a->cd_off + 24, usize, err);
-		}
-		if (r == 0 && x->local_off > zm->local_off)
-			r = put_field(c, a->cd_off, x->cd_off_at, x->cd_off - a->cd_off + 42,
-				      x->local_off + delta, err);
-	}
-	if (r < 0)
-		return r;
-	uint8_t *eocd = c + (a->eocd_off - a->cd_off);
-	if (a->z64_off != UINT64_MAX) {
-		mfs_put_le64(c + (a->z64_off - a->cd_off) + 48, a->cd_off + delta);
-		mfs_put_le64(c + (a->z64loc_off - a->cd_off) + 8, a->z64_off + delta);
-	}
-	if (mfs_le32(eocd + 16) != 0xFFFFFFFFu || a->z64_off == UINT64_MAX)
-		r = put_field(eocd, 0, 0, 16, a->cd_off + delta, err);
-	return r;
-}
-
-static int deflate_all(const uint8_t *in, uint64_t n, struct mfs_patch *p, uint8_t **out,
-		       uint64_t *olen, struct mfs_err *err)
-{
-	z_stream zs;
-	memset(&zs, 0, sizeof(zs));
-	if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-		return mfs_error(err, ENOMEM, "out of memory (deflate)");
-	uint64_t bound = n + n / 1000 + 64 + (n >> 12) * 5;  /* >= deflateBound, any size */
-	uint8_t *o = mfs_patch_keep(p, bound);
-	if (!o) {
-		deflateEnd(&zs);
-		return mfs_error(err, ENOMEM, "out of memory");
-	}
-	uint64_t ip = 0, op = 0;
-	int zr;
-	do {
-		uint64_t il = n - ip < (1u << 30) ? n - ip : (1u << 30);
-		uint64_t ol = bound - op < (1u << 30) ? bound - op : (1u << 30);
-		zs.next_in = (Bytef *)in + ip;
-		zs.avail_in = (uInt)il;
-		zs.next_out = o + op;
-		zs.avail_out = (uInt)ol;
-		zr = deflate(&zs, ip + il == n ? Z_FINISH : Z_NO_FLUSH);
-		ip += il - zs.avail_in;
-		op += ol - zs.avail_out;
-	} while (zr == Z_OK || (zr == Z_BUF_ERROR && op < bound));
-	deflateEnd(&zs);
-	if (zr != Z_STREAM_END)
-		return mfs_error(err, EIO, "internal error: deflate failed (%d)", zr);
-	*out = o;
-	*olen = op;
-	return 0;
-}
-
-/* The member's new uncompressed content: the whole array again (reshape),
- * or its old content with the runs written over it. Caller frees. */
-static int new_content(const struct mfs_model *m, const struct mfs_tensor *t,
-		       const struct mfs_edit *e, struct mfs_patch *p, uint8_t **out,
-		       uint64_t *len, bool *owned, struct mfs_err *err)
-{
-	const struct npz *z = m->priv;
-	uint32_t i = (uint32_t)t->tag;
-	const struct mfs_npy_head *h = &z->heads[i];
-	const struct zip_member *zm = &z->zip.mem[i];
-	if (e->reshape) {
-		*owned = false;
-		return npy_rewrite(p, h, t, e, out, len, err);
-	}
-	if (zm->usize > SIZE_MAX / 2)
-		return mfs_error(err, EFBIG, "the member is too large to compress again");
-	uint8_t *b = malloc(zm->usize ? (size_t)zm->usize : 1);
-	if (!b)
-		return mfs_error(err, ENOMEM, "out of memory");
-	int r = npz_inflate_read(m, i, 0, zm->usize, b, err);
-	for (size_t k = 0; r == 0 && k < e->nruns; k++) {
-		const struct mfs_run *run = &e->runs[k];
-		if (run->first > t->nelem || run->count > t->nelem - run->first) {
-			r = mfs_error(err, EINVAL, "internal error: run beyond the tensor");
-			break;
-		}
-		uint8_t *at = b + h->data_off + run->first * t->esize;
-		memcpy(at, run->bytes, (size_t)(run->count * t->esize));
-		if (h->swap)
-			mfs_swap_elems(at, run->count * t->esize / h->swap, h->swap);
-	}
-	if (r < 0) {
-		free(b);
-		return r;
-	}
-	*out = b;
-	*len = zm->usize;
-	*owned = true;
+	put->runs = runs;
+	put->nruns = e->nruns;
+	put->swap = h->swap;
 	return 0;
 }
 
@@ -236,36 +38,25 @@ int npz_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_patch *p,
 		return mfs_error(err, EACCES, "read-only");
 	const struct mfs_tensor *t = &m->tensors[e->tensor];
 	uint32_t i = (uint32_t)t->tag;
-	const struct zip_member *zm = &z->zip.mem[i];
-	if ((zm->flags & 8) && !zm->dd_len)
-		return mfs_error(err, EROFS, "the member's sizes are in a data descriptor that was not found whole after its data");
-	if (zm->method == 0 && !e->reshape) {
-		size_t from = p->n;
-		int r = mfs_patch_raw_runs(p, t, e, err);
-		if (r < 0)
-			return r;
-		return put_crc(p, zm, patched_crc(m, zm, p, from), err);
-	}
-	uint8_t *content;
-	uint64_t len;
-	bool owned;
-	int r = new_content(m, t, e, p, &content, &len, &owned, err);
+	const struct mfs_zip_member *zm = &z->zip.mem[i];
+	const struct mfs_npy_head *h = &z->heads[i];
+	int r = mfs_zip_writable(zm, err);
 	if (r < 0)
 		return r;
-	uint32_t crc = 0;
-	for (uint64_t o = 0; o < len;) {
-		uInt n = (uInt)(len - o < (1u << 30) ? len - o : (1u << 30));
-		crc = (uint32_t)crc32(crc, content + o, n);
-		o += n;
+	if (zm->method == 0 && !e->reshape) {
+		size_t from = p->n;
+		r = mfs_patch_raw_runs(p, t, e, err);
+		return r < 0 ? r : mfs_zip_patch_crc(p, m->base, zm, from, err);
 	}
-	const uint8_t *data = content;
-	uint64_t clen = len;
-	uint8_t *packed = NULL;
-	if (zm->method == 8 && (r = deflate_all(content, len, p, &packed, &clen, err)) == 0)
-		data = packed;
-	if (r == 0)
-		r = replace_member(m, i, data, clen, len, crc, p, err);
-	if (owned)
-		free(content);
-	return r;
+	struct mfs_zip_put put = {.member = i};
+	if (e->reshape) {
+		struct npy_new *nw = mfs_patch_keep(p, sizeof(*nw));
+		if (!nw)
+			return mfs_error(err, ENOMEM, "out of memory");
+		r = npy_new_make(nw, p, h, t, e, err);
+		put.src = (struct mfs_zip_src){nw->size, npy_new_read, nw};
+	} else {
+		r = byte_runs(p, h, t, e, &put, err);
+	}
+	return r < 0 ? r : mfs_zip_replace(p, m->base, m->size, &z->zip, &put, 1, 0, err);
 }

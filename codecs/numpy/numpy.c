@@ -81,52 +81,6 @@ static void numpy_close(struct mfs_model *m)
 	npz_close(m);
 }
 
-/* A new array for the whole of t: header and data of shape e->dims, in t's
- * byte order and storage order, the source's version kept where it can
- * hold the header. Returns the bytes (kept by p) and their length. */
-int npy_rewrite(struct mfs_patch *p, const struct mfs_npy_head *h, const struct mfs_tensor *t,
-		const struct mfs_edit *e, uint8_t **out, uint64_t *len, struct mfs_err *err)
-{
-	if (e->dtype != t->dtype)
-		return mfs_error(err, EINVAL, "the dtype cannot change (%s, got %s)",
-				 mfs_dtype_info(t->dtype)->name, mfs_dtype_info(e->dtype)->name);
-	if (e->ndim > MFS_NPY_MAX_DIMS)
-		return mfs_error(err, EINVAL, "%u dimensions: at most %u are supported", e->ndim,
-				 MFS_NPY_MAX_DIMS);
-	uint64_t n = 1, bytes;
-	for (uint32_t i = 0; i < e->ndim; i++)
-		if (!mfs_mul_ok(n, e->dims[i], &n))
-			return mfs_error(err, EINVAL, "the new shape overflows 64 bits");
-	if (!mfs_mul_ok(n, t->esize, &bytes) || bytes > SIZE_MAX / 2)
-		return mfs_error(err, EFBIG, "%llu elements are too many", (unsigned long long)n);
-	uint8_t head[1024];
-	uint8_t major = h->major;
-	size_t hl = mfs_npy_write_header(major, t->dtype, h->bigendian, t->order == MFS_COL_MAJOR,
-				     e->ndim, e->dims, head, sizeof(head));
-	if (!hl)
-		return mfs_error(err, EINVAL, "the new shape does not fit in a .npy header");
-	uint8_t *d = mfs_patch_keep(p, hl + bytes + 1);
-	if (!d)
-		return mfs_error(err, ENOMEM, "out of memory");
-	memcpy(d, head, hl);
-	uint64_t next = 0;
-	for (size_t i = 0; i < e->nruns; i++) {
-		const struct mfs_run *r = &e->runs[i];
-		if (r->first != next || r->count > n - next)
-			return mfs_error(err, EINVAL, "internal error: a reshape must give every element");
-		memcpy(d + hl + next * t->esize, r->bytes, (size_t)(r->count * t->esize));
-		next += r->count;
-	}
-	if (next != n)
-		return mfs_error(err, EINVAL, "internal error: a reshape gave %llu of %llu elements",
-				 (unsigned long long)next, (unsigned long long)n);
-	if (h->swap)
-		mfs_swap_elems(d + hl, bytes / h->swap, h->swap);
-	*out = d;
-	*len = hl + bytes;
-	return 0;
-}
-
 static int npy_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_patch *p,
 		    struct mfs_err *err)
 {
@@ -136,15 +90,17 @@ static int npy_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_pa
 	const struct mfs_tensor *t = &m->tensors[e->tensor];
 	if (!e->reshape)
 		return mfs_patch_raw_runs(p, t, e, err);
-	uint64_t len;
-	uint8_t *d;
-	int r = npy_rewrite(p, h, t, e, &d, &len, err);
+	struct npy_new *nw = mfs_patch_keep(p, sizeof(*nw));
+	if (!nw)
+		return mfs_error(err, ENOMEM, "out of memory");
+	int r = npy_new_make(nw, p, h, t, e, err);
 	if (r < 0)
 		return r;
-	/* Bytes after the array (NumPy ignores them) stay after it. */
-	if (mfs_patch_ref(p, 0, h->data_off + h->bytes, d, len) < 0)
+	/* The header, then the elements; bytes after the array (NumPy
+	 * ignores them) stay after it. */
+	if (mfs_patch_ref(p, 0, h->data_off, nw->head, nw->hl) < 0)
 		return mfs_error(err, ENOMEM, "out of memory");
-	return 0;
+	return npy_new_elems(p, nw, h->data_off, h->bytes, err);
 }
 
 static int numpy_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_patch *p,

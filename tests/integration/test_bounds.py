@@ -3,15 +3,21 @@ truncation that would make a view (or an editor's scratch file) larger than
 -o max_buffer (max_scratch) fails at once with EFBIG, whatever the view kind,
 and a hole left by a seek costs no memory; a data.npy write holds the array
 about once (the written buffer), not once per stage of the commit, in
-either order (C or Fortran) whatever the tensor's storage order."""
+either order (C or Fortran) whatever the tensor's storage order. An edit of
+a .npz member holds a few windows besides what was written and what the
+view parsed, whatever the member's size (deflated: compressed again as the
+commit writes it), and an edit that would hold more than -o max_buffer is
+refused with EFBIG, the source unchanged."""
 import errno
 import os
 import struct
 import subprocess
+import time
+import zipfile
 
 import numpy as np
 
-from harness import BIN, VALGRIND, Mount, check, eq, run, sha
+from harness import SLOW, VALGRIND, Mount, check, eq, run, sha
 from primitiv_decode import decode
 
 FAR = 100000000          # 100 MB: beyond -o max_buffer=1M
@@ -209,6 +215,210 @@ def test_npy_c_order_rewrite():
         check(data == arr.tobytes(order="F"), "the source does not hold the array column-major")
 
 
+MiB = 1 << 20
+# The daemon's peak may grow by this much over what an edit wrote and what
+# its view parsed: a few windows of the re-deflate, the commit's buffers.
+SLACK = 64 * MiB
+# The zeros member: 256 MiB of float32 (64 MiB under a sanitizer or valgrind).
+ZROWS, ZCOLS = (4096, 4096) if SLOW else (8192, 8192)
+
+
+def dd_bytes(path, seek, data):
+    """data written at byte seek of path, in place (dd conv=notrunc)."""
+    r = subprocess.run(["dd", "of=" + path, "bs=%d" % len(data), "count=1",
+                        "seek=%d" % (seek // len(data)), "conv=notrunc"], input=data,
+                       capture_output=True)
+    check(seek % len(data) == 0, "seek %d is not a multiple of %d" % (seek, len(data)))
+    return r
+
+
+def edit_peak(m, what, fn):
+    """Growth of the daemon's peak memory while fn() runs, in bytes."""
+    pid = m.proc.pid
+    reset_peak(pid)
+    base = status_kb(pid, "VmHWM")
+    t0 = time.time()
+    fn()
+    grown = (status_kb(pid, "VmHWM") - base) * 1024
+    print("%s: daemon peak grew by %.1f MiB (%.1f s)" % (what, grown / MiB, time.time() - t0))
+    return grown
+
+
+def within(m, what, grown, bound):
+    if not instrumented(m.proc.pid):
+        check(grown < bound, "%s: peak grew by %.1f MiB, the bound is %.1f MiB"
+              % (what, grown / MiB, bound / MiB))
+
+
+def member_nonzero(path, key):
+    """(shape, {flat index: value}) of the nonzero elements of member key,
+    as numpy.load reads it; the archive passes zipfile.testzip()."""
+    with zipfile.ZipFile(path) as z:
+        eq(z.testzip(), None, "testzip of " + path)
+    with np.load(path) as f:
+        a = f[key]
+    flat = a.reshape(-1)
+    idx = np.flatnonzero(flat)
+    return a.shape, {int(i): float(flat[i]) for i in idx}
+
+
+def method_of(path, key):
+    with zipfile.ZipFile(path) as z:
+        return z.getinfo(key + ".npy").compress_type
+
+
+def save_zeros(path, shape, changes=()):
+    """numpy.save of float32 zeros of shape, with changes ((flat index,
+    value) pairs), to path (a data.npy in the mount): the bytes written."""
+    a = np.zeros(shape, dtype="<f4")
+    for i, v in changes:
+        a.reshape(-1)[i] = v
+    np.save(path, a)
+    return a.nbytes + 128
+
+
+def test_npz_deflated_edit_peak():
+    """A 4-byte dd into data of a deflated member of ZROWS x ZCOLS zeros
+    (an archive of about 1/1000 of it), a one-byte dd into its values.txt,
+    and data.npy written with the same shape and with a new one: each
+    commit compresses the member again through a few windows, so the
+    daemon's peak grows by at most SLACK over what the edit wrote and what
+    its view parsed; numpy.load reads exactly the intended array after each,
+    the member stays deflated and the one after it is byte-identical."""
+    n = ZROWS * ZCOLS
+    with Mount(opts=["-o", "text_cache=0"]) as m:
+        src = m.s("z.npz")
+        np.savez_compressed(src, w=np.zeros((ZROWS, ZCOLS), dtype="<f4"),
+                            b=np.arange(10, dtype=np.int64))
+        print("archive of %d MiB of zeros: %d KiB" % (n * 4 >> 20, os.path.getsize(src) >> 10))
+        d = m.m("z.npz", "tensors", "w")
+        want = {}
+
+        def after(what):
+            shape, nz = member_nonzero(src, "w")
+            eq(nz, want, what + ": the nonzero elements")
+            eq(method_of(src, "w"), zipfile.ZIP_DEFLATED, what + ": still deflated")
+            with np.load(src) as f:
+                eq(f["b"].tolist(), list(range(10)), what + ": member b")
+            return shape
+
+        at = 12345
+        grown = edit_peak(m, "4-byte dd into data",
+                          lambda: eq(dd_bytes(os.path.join(d, "data"), at * 4,
+                                              struct.pack("<f", 1.0)).returncode, 0, "dd data"))
+        want[at] = 1.0
+        eq(after("dd into data"), (ZROWS, ZCOLS), "shape")
+        within(m, "4-byte dd into data", grown, SLACK)
+
+        # values.txt: one line per row, "0 " per value (the row of element
+        # at holds a "1", as long)
+        text = os.path.getsize(os.path.join(d, "values.txt"))
+        eq(text, n * 2, "values.txt size")
+        row, col = 100, 5
+        grown = edit_peak(m, "1-byte dd into values.txt",
+                          lambda: eq(dd_bytes(os.path.join(d, "values.txt"),
+                                              row * ZCOLS * 2 + col * 2, b"2").returncode, 0,
+                                     "dd values.txt"))
+        want[row * ZCOLS + col] = 2.0
+        after("dd into values.txt")
+        within(m, "1-byte dd into values.txt", grown, SLACK + text + n * 4)
+
+        want[200 * ZCOLS + 7] = 3.0
+        written = []
+        grown = edit_peak(m, "data.npy, same shape", lambda: written.append(
+            save_zeros(os.path.join(d, "data.npy"), (ZROWS, ZCOLS), want.items())))
+        after("data.npy")
+        within(m, "data.npy, same shape", grown, SLACK + written[-1])
+
+        grown = edit_peak(m, "data.npy, new shape", lambda: written.append(
+            save_zeros(os.path.join(d, "data.npy"), (ZROWS // 2, ZCOLS * 2),
+                       want.items())))
+        eq(after("data.npy, new shape"), (ZROWS // 2, ZCOLS * 2), "new shape")
+        within(m, "data.npy, new shape", grown, SLACK + written[-1])
+        eq(m.errors(), "", ".modelfs/errors")
+
+
+def test_npz_stored_rewrite_peak():
+    """A stored member given a new shape through data.npy is written again
+    from what was written, not from copies of it: the peak grows by the
+    written .npy and SLACK at most."""
+    rows, cols = (1024, 4096) if SLOW else (4096, 8192)
+    with Mount() as m:
+        src = m.s("s.npz")
+        np.savez(src, a=np.arange(5, dtype=np.int16), w=np.zeros((rows, cols), dtype="<f4"),
+                 b=np.arange(10, dtype=np.int64))
+        d = m.m("s.npz", "tensors", "w")
+        changes = {7: 1.5, rows * cols - 1: -2.0}
+        written = []
+        grown = edit_peak(m, "stored member, data.npy of a new shape", lambda: written.append(
+            save_zeros(os.path.join(d, "data.npy"), (cols, rows), changes.items())))
+        shape, nz = member_nonzero(src, "w")
+        eq((shape, nz), ((cols, rows), changes), "the new array")
+        eq(method_of(src, "w"), zipfile.ZIP_STORED, "still stored")
+        with np.load(src) as f:
+            eq((f["a"].tolist(), f["b"].tolist()), (list(range(5)), list(range(10))),
+               "the other members")
+        within(m, "stored member, data.npy of a new shape", grown, SLACK + written[-1])
+
+
+def test_npz_many_members_peak():
+    """Edits of many deflated members one after the other hold no more
+    than one: the peak grows by SLACK at most over all of them."""
+    count, size = (20, 1 << 18) if SLOW else (60, 1 << 20)
+    arrays = {"m%02d" % k: np.full(size // 4, k, dtype="<f4") for k in range(count)}
+    with Mount() as m:
+        src = m.s("many.npz")
+        np.savez_compressed(src, **arrays)
+        for k in arrays:
+            os.stat(m.m("many.npz", "tensors", k, "data"))
+
+        def edit_all():
+            for k, a in arrays.items():
+                a[3] = -1
+                eq(dd_bytes(m.m("many.npz", "tensors", k, "data"), 12,
+                            struct.pack("<f", -1.0)).returncode, 0, "dd into " + k)
+        grown = edit_peak(m, "%d deflated members edited" % count, edit_all)
+        with zipfile.ZipFile(src) as z:
+            eq(z.testzip(), None, "testzip")
+        with np.load(src) as f:
+            for k, a in arrays.items():
+                check(np.array_equal(f[k], a), "member " + k)
+        within(m, "%d deflated members edited" % count, grown, SLACK)
+
+
+def test_edit_beyond_max_buffer():
+    """With -o max_buffer=1M: a deflated member of 4 MiB takes a 4-byte dd
+    into data (compressed again within the bound, twice when its
+    compressed form does not fit: random values), and a one-byte dd into
+    its values.txt, whose parsed values need 4 MiB, is refused with EFBIG
+    and an errors line naming the bound, the source byte-identical."""
+    rng = np.random.default_rng(7)
+    noise = rng.standard_normal(1 << 20).astype("<f4")
+    with Mount(opts=["-o", "max_buffer=1M", "-o", "text_cache=0"]) as m:
+        src = m.s("c.npz")
+        np.savez_compressed(src, z=np.zeros(1 << 20, dtype="<f4"), r=noise)
+        check(os.path.getsize(src) > 3 * MiB, "the random member compresses to about 4 MiB")
+        for k, a in (("z", np.zeros(1 << 20, dtype="<f4")), ("r", noise)):
+            a = a.copy()
+            a[1000] = 7.5
+            r = dd_bytes(m.m("c.npz", "tensors", k, "data"), 4000, struct.pack("<f", 7.5))
+            eq(r.returncode, 0, "dd into %s: %r" % (k, r.stderr))
+            with np.load(src) as f:
+                check(np.array_equal(f[k], a), "member %s after the dd" % k)
+        with zipfile.ZipFile(src) as z:
+            eq(z.testzip(), None, "testzip")
+        before = sha(src)
+        r = dd_bytes(m.m("c.npz", "tensors", "z", "values.txt"), 0, b"3")
+        check(r.returncode != 0 and os.strerror(errno.EFBIG).encode() in r.stderr,
+              "values.txt dd: expected EFBIG, got %r" % r.stderr)
+        eq(sha(src), before, "source unchanged")
+        lines = [ln for ln in m.errors().split("\n") if ln]
+        eq(len(lines), 1, "one errors line")
+        check("max_buffer" in lines[0] and "values.txt" in lines[0], "errors line: " + lines[0])
+
+
 if __name__ == "__main__":
     run([test_write_beyond_max_buffer, test_default_bound, test_truncate_beyond_max_buffer,
-         test_scratch_beyond_max_scratch, test_npy_write_peak, test_npy_c_order_rewrite])
+         test_scratch_beyond_max_scratch, test_npy_write_peak, test_npy_c_order_rewrite,
+         test_npz_deflated_edit_peak, test_npz_stored_rewrite_peak, test_npz_many_members_peak,
+         test_edit_beyond_max_buffer])

@@ -1,4 +1,6 @@
-/* Byte order of whole elements (bytes.h). */
+/* Byte order of whole elements, in place or copied (bytes.h). */
+#include <string.h>
+
 #include "bytes.h"
 
 void mfs_swap_elems(void *buf, uint64_t n, unsigned esize)
@@ -25,4 +27,17 @@ void mfs_swap_elems(void *buf, uint64_t n, unsigned esize)
 				b[i * esize + esize - 1 - k] = t;
 			}
 	}
+}
+
+void mfs_copy_swapped(uint8_t *dst, const uint8_t *src, uint64_t k, uint64_t n, unsigned esize)
+{
+	for (; n && k % esize; k++, n--)
+		*dst++ = src[k - k % esize + esize - 1 - k % esize];
+	uint64_t whole = n / esize * esize;
+	memcpy(dst, src + k, (size_t)whole);
+	mfs_swap_elems(dst, whole / esize, esize);
+	dst += whole;
+	k += whole;
+	for (n -= whole; n; k++, n--)
+		*dst++ = src[k - k % esize + esize - 1 - k % esize];
 }

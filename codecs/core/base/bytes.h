@@ -33,6 +33,9 @@ static inline bool mfs_add_ok(uint64_t a, uint64_t b, uint64_t *out)
 
 /* Reverse the bytes of each of n elements of size esize, in place. */
 void mfs_swap_elems(void *buf, uint64_t n, unsigned esize);
+/* Bytes [k, k + n) of elements of size esize at src, each byte-reversed,
+ * into dst (k and n need not be whole elements). */
+void mfs_copy_swapped(uint8_t *dst, const uint8_t *src, uint64_t k, uint64_t n, unsigned esize);
 
 /* 64-bit hash of a byte string (FNV-1a with a final mix). */
 /* mfs_hash64 in pieces: h = mfs_hash64_start(seed), then

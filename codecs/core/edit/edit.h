@@ -45,24 +45,47 @@ struct mfs_edit {
 	const struct mfs_gather *gather;
 };
 
+/* A span's new bytes made as the commit writes them (a member compressed
+ * again while it is written): read gives bytes [from, from + n) of them
+ * into out, asked for in order from 0 (a from before the last one's end
+ * starts over), 0 or -errno with a message; free (optional) releases it
+ * with the patch, before its buffers (a generator may live in one). A
+ * patch that holds one is never applied in place: its bytes may be made
+ * from the very bytes they replace. */
+struct mfs_gen {
+	int (*read)(struct mfs_gen *g, uint64_t from, uint64_t n, uint8_t *out,
+		    struct mfs_err *err);
+	void (*free)(struct mfs_gen *g);
+	struct mfs_gen *next;       /* the patch's list (mfs_patch_generated) */
+};
+
 /* One replaced span of the source: bytes [off, off + len) become data[0, dlen),
  * or, when data is NULL and dlen > 0, bytes [src_off, src_off + dlen) of
- * src's elements in storage order (read them with mfs_span_bytes). */
+ * src's elements in storage order (read them with mfs_span_bytes), or
+ * gen's bytes (mfs_span_read). */
 struct mfs_span {
 	uint64_t off, len;
 	const uint8_t *data;
 	uint64_t dlen;
 	const struct mfs_gather *src;
 	uint64_t src_off;
+	struct mfs_gen *gen;
 };
 
 struct mfs_patch {
 	struct mfs_span *spans;     /* sorted by off and disjoint after mfs_patch_sort */
 	size_t n, cap;
 	struct mfs_patch_buf *bufs; /* owned copies */
+	struct mfs_gen *gens;       /* owned generators */
 	bool has_sidecar;           /* the sidecar gets new content */
 	uint8_t *sidecar;
 	size_t sidecar_len;
+	/* What the edit may hold in memory: the patch's own buffers (counted
+	 * by mfs_patch_alloc, _keep, _put), and what views and codecs count
+	 * with mfs_patch_hold (parsed values, compression windows). limit is
+	 * set by the caller after mfs_patch_init (0: none); refused is the
+	 * size of the last buffer the limit refused. */
+	uint64_t limit, held, refused;
 };
 
 void mfs_patch_init(struct mfs_patch *p);
@@ -79,21 +102,40 @@ int mfs_patch_ref(struct mfs_patch *p, uint64_t off, uint64_t len, const void *d
  * storage order; src must outlive the patch. */
 int mfs_patch_gathered(struct mfs_patch *p, uint64_t off, uint64_t len,
 		       const struct mfs_gather *src, uint64_t src_off, uint64_t dlen);
-/* Bytes [from, from + n) of s's new data, into out. */
+/* Same, the data being g's bytes [0, dlen); p owns g from here on (it is
+ * freed with p, also when this fails). */
+int mfs_patch_generated(struct mfs_patch *p, uint64_t off, uint64_t len, struct mfs_gen *g,
+			uint64_t dlen);
+/* Bytes [from, from + n) of s's new data, into out (s has no gen). */
 void mfs_span_bytes(const struct mfs_span *s, uint64_t from, uint64_t n, uint8_t *out);
+/* The same for any span: 0, or -errno with a message (a gen's). */
+int mfs_span_read(const struct mfs_span *s, uint64_t from, uint64_t n, uint8_t *out,
+		  struct mfs_err *err);
 /* Memory owned by the patch that is not a span: for data that spans (or an
  * edit's runs, which spans may refer to) must keep while the patch lives. */
 void *mfs_patch_keep(struct mfs_patch *p, uint64_t size);
+/* bytes more held by the edit (what names them for the message: "parsed
+ * values"): 0, or -EFBIG with a message when that passes p->limit (then
+ * nothing is counted). mfs_patch_release gives them back. */
+int mfs_patch_hold(struct mfs_patch *p, uint64_t bytes, const char *what, struct mfs_err *err);
+void mfs_patch_release(struct mfs_patch *p, uint64_t bytes);
+/* Bytes the edit may still hold (UINT64_MAX without a limit). */
+uint64_t mfs_patch_room(const struct mfs_patch *p);
+/* An edit that failed with r: -EFBIG with the limit's message when r is
+ * -ENOMEM because the limit refused a buffer of the patch, else r. */
+int mfs_patch_refusal(const struct mfs_patch *p, int r, struct mfs_err *err);
 int mfs_patch_set_sidecar(struct mfs_patch *p, const void *data, size_t len);
 /* Sort the spans and refuse overlaps. (Spans that change nothing are
  * dropped by the views, which can compare with the source.) */
 int mfs_patch_sort(struct mfs_patch *p, struct mfs_err *err);
 /* Size of the source after the patch. */
 uint64_t mfs_patch_new_size(const struct mfs_patch *p, uint64_t old_size);
-/* True when every span keeps its length (an in-place patch is possible). */
+/* True when every span keeps its length and none is generated (an in-place
+ * patch is possible). */
 bool mfs_patch_same_size(const struct mfs_patch *p);
-/* Bytes [off, off + len) of the patched source, read from base + patch. */
-void mfs_patch_read(const struct mfs_patch *p, const uint8_t *base, uint64_t base_size,
+/* Bytes [off, off + len) of the patched source, read from base + patch: 0,
+ * or -errno (a generated span's). */
+int mfs_patch_read(const struct mfs_patch *p, const uint8_t *base, uint64_t base_size,
 		    uint64_t off, uint64_t len, uint8_t *out);
 
 /* For raw-storage tensors (ops == NULL) with an unchanged shape: the runs of

@@ -19,6 +19,14 @@ void mfs_patch_init(struct mfs_patch *p)
 
 void mfs_patch_free(struct mfs_patch *p)
 {
+	/* Generators first: one may live in a buffer of the patch. */
+	struct mfs_gen *g = p->gens;
+	while (g) {
+		struct mfs_gen *n = g->next;
+		if (g->free)
+			g->free(g);
+		g = n;
+	}
 	struct mfs_patch_buf *b = p->bufs;
 	while (b) {
 		struct mfs_patch_buf *n = b->next;
@@ -62,6 +70,17 @@ int mfs_patch_gathered(struct mfs_patch *p, uint64_t off, uint64_t len,
 	return 0;
 }
 
+int mfs_patch_generated(struct mfs_patch *p, uint64_t off, uint64_t len, struct mfs_gen *g,
+			uint64_t dlen)
+{
+	g->next = p->gens;
+	p->gens = g;
+	if (mfs_patch_ref(p, off, len, NULL, dlen) < 0)
+		return -ENOMEM;
+	p->spans[p->n - 1].gen = g;
+	return 0;
+}
+
 void mfs_span_bytes(const struct mfs_span *s, uint64_t from, uint64_t n, uint8_t *out)
 {
 	if (s->data)
@@ -70,11 +89,71 @@ void mfs_span_bytes(const struct mfs_span *s, uint64_t from, uint64_t n, uint8_t
 		mfs_gather_bytes(s->src, s->src_off + from, n, out);
 }
 
+int mfs_span_read(const struct mfs_span *s, uint64_t from, uint64_t n, uint8_t *out,
+		  struct mfs_err *err)
+{
+	if (s->gen && n)
+		return s->gen->read(s->gen, from, n, out, err);
+	mfs_span_bytes(s, from, n, out);
+	return 0;
+}
+
+/* ---- what an edit holds ------------------------------------------------- */
+
+uint64_t mfs_patch_room(const struct mfs_patch *p)
+{
+	if (!p->limit)
+		return UINT64_MAX;
+	return p->held < p->limit ? p->limit - p->held : 0;
+}
+
+static int over_limit(const struct mfs_patch *p, uint64_t bytes, const char *what,
+		      struct mfs_err *err)
+{
+	return mfs_error(err, EFBIG, "expected an edit to hold at most %llu bytes in memory (-o max_buffer), this one needs %llu or more (%llu for %s)",
+			 (unsigned long long)p->limit, (unsigned long long)(p->held + bytes),
+			 (unsigned long long)bytes, what);
+}
+
+int mfs_patch_hold(struct mfs_patch *p, uint64_t bytes, const char *what, struct mfs_err *err)
+{
+	if (bytes > mfs_patch_room(p))
+		return over_limit(p, bytes, what, err);
+	p->held += bytes;
+	return 0;
+}
+
+void mfs_patch_release(struct mfs_patch *p, uint64_t bytes)
+{
+	p->held = bytes < p->held ? p->held - bytes : 0;
+}
+
+int mfs_patch_refusal(const struct mfs_patch *p, int r, struct mfs_err *err)
+{
+	if (r != -ENOMEM || !p->refused)
+		return r;
+	return over_limit(p, p->refused, "a copy of new bytes", err);
+}
+
+/* A buffer of size bytes owned by p, counted against its limit (NULL when
+ * the limit or the memory refuses it). */
+static struct mfs_patch_buf *new_buf(struct mfs_patch *p, uint64_t size)
+{
+	if (size > SIZE_MAX - sizeof(struct mfs_patch_buf))
+		return NULL;
+	if (size > mfs_patch_room(p)) {
+		p->refused = size;
+		return NULL;
+	}
+	struct mfs_patch_buf *b = malloc(sizeof(*b) + (size_t)size);
+	if (b)
+		p->held += size;
+	return b;
+}
+
 uint8_t *mfs_patch_alloc(struct mfs_patch *p, uint64_t off, uint64_t len, uint64_t dlen)
 {
-	if (dlen > SIZE_MAX - sizeof(struct mfs_patch_buf))
-		return NULL;
-	struct mfs_patch_buf *b = malloc(sizeof(*b) + (size_t)dlen);
+	struct mfs_patch_buf *b = new_buf(p, dlen);
 	if (!b)
 		return NULL;
 	struct mfs_span *s = new_span(p);
@@ -93,9 +172,7 @@ uint8_t *mfs_patch_alloc(struct mfs_patch *p, uint64_t off, uint64_t len, uint64
 
 void *mfs_patch_keep(struct mfs_patch *p, uint64_t size)
 {
-	if (size > SIZE_MAX - sizeof(struct mfs_patch_buf))
-		return NULL;
-	struct mfs_patch_buf *b = malloc(sizeof(*b) + (size_t)size);
+	struct mfs_patch_buf *b = new_buf(p, size);
 	if (!b)
 		return NULL;
 	b->next = p->bufs;
@@ -160,13 +237,13 @@ uint64_t mfs_patch_new_size(const struct mfs_patch *p, uint64_t old_size)
 bool mfs_patch_same_size(const struct mfs_patch *p)
 {
 	for (size_t i = 0; i < p->n; i++)
-		if (p->spans[i].len != p->spans[i].dlen)
+		if (p->spans[i].len != p->spans[i].dlen || p->spans[i].gen)
 			return false;
 	return true;
 }
 
-void mfs_patch_read(const struct mfs_patch *p, const uint8_t *base, uint64_t base_size,
-		    uint64_t off, uint64_t len, uint8_t *out)
+int mfs_patch_read(const struct mfs_patch *p, const uint8_t *base, uint64_t base_size,
+		   uint64_t off, uint64_t len, uint8_t *out)
 {
 	/* Walk the new file as a sequence of kept and replaced pieces. */
 	uint64_t src = 0, dst = 0;
@@ -196,14 +273,19 @@ void mfs_patch_read(const struct mfs_patch *p, const uint8_t *base, uint64_t bas
 		uint64_t n = piece_len - from;
 		if (n > len)
 			n = len;
-		if (span)
-			mfs_span_bytes(span, from, n, out);
-		else
+		if (span) {
+			struct mfs_err err = {0};
+			int r = mfs_span_read(span, from, n, out, &err);
+			if (r < 0)
+				return r;
+		} else {
 			memcpy(out, piece + from, (size_t)n);
+		}
 		out += n;
 		off += n;
 		len -= n;
 	}
+	return 0;
 }
 
 int mfs_patch_raw_runs(struct mfs_patch *p, const struct mfs_tensor *t,

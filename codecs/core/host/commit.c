@@ -40,17 +40,20 @@ static int tmp_open(int dirfd, const char *name, char out[256], struct mfs_err *
 	return mfs_error(err, EEXIST, "cannot find a free temporary name beside %s", name);
 }
 
-/* The new data of span s to fd at off: in place, or gathered a chunk at a
- * time through buf (COPY_CHUNK bytes). */
-static int write_span(int fd, const struct mfs_span *s, uint64_t off, uint8_t *buf)
+/* The new data of span s to fd at off: in place, or gathered (generated:
+ * a generator's error is in err) a chunk at a time through buf (COPY_CHUNK
+ * bytes). */
+static int write_span(int fd, const struct mfs_span *s, uint64_t off, uint8_t *buf,
+		      struct mfs_err *err)
 {
 	if (s->data || !s->dlen)
 		return mfs_write_all(fd, s->data, (size_t)s->dlen, (int64_t)off);
 	int r = 0;
 	for (uint64_t done = 0; done < s->dlen && r == 0;) {
 		size_t n = s->dlen - done < COPY_CHUNK ? (size_t)(s->dlen - done) : COPY_CHUNK;
-		mfs_span_bytes(s, done, n, buf);
-		r = mfs_write_all(fd, buf, n, (int64_t)(off + done));
+		r = mfs_span_read(s, done, n, buf, err);
+		if (r == 0)
+			r = mfs_write_all(fd, buf, n, (int64_t)(off + done));
 		done += n;
 	}
 	return r;
@@ -199,7 +202,7 @@ static int fill_patched(int fd, void *arg, struct mfs_err *err)
 		if (r || i == p->n)
 			break;
 		const struct mfs_span *s = &p->spans[i];
-		r = write_span(fd, s, dst, (uint8_t *)buf);
+		r = write_span(fd, s, dst, (uint8_t *)buf, err);
 		dst += s->dlen;
 		src = s->off + s->len;
 		progress_at(pa, dst);
@@ -290,9 +293,9 @@ static int patch_journaled(int dirfd, const struct mfs_model *m, const struct mf
 		return r;
 	}
 	for (size_t i = 0; i < p->n && r == 0; i++) {
-		int w = write_span(fd, &p->spans[i], p->spans[i].off, buf);
+		int w = write_span(fd, &p->spans[i], p->spans[i].off, buf, err);
 		if (w < 0)
-			r = mfs_error(err, -w, "write: %s", strerror(-w));
+			r = err->code ? w : mfs_error(err, -w, "write: %s", strerror(-w));
 	}
 	if (r == 0 && !o->no_fsync && fsync(fd) < 0)
 		r = mfs_error(err, errno, "fsync: %s", strerror(errno));

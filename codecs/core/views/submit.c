@@ -34,7 +34,7 @@ int mfs_content_load(const struct mfs_content *c, char **out, struct mfs_err *er
  * piece at a time). */
 static bool span_unchanged(const struct mfs_model *m, const struct mfs_span *s)
 {
-	if (s->len != s->dlen || s->off > m->size || s->len > m->size - s->off)
+	if (s->gen || s->len != s->dlen || s->off > m->size || s->len > m->size - s->off)
 		return false;
 	if (s->data || s->len == 0)
 		return s->len == 0 || memcmp(m->base + s->off, s->data, (size_t)s->len) == 0;
@@ -414,12 +414,19 @@ int mfs_submit_logical(struct mfs_model *m, const struct mfs_tensor *t, uint8_t 
 		return mfs_submit_values(m, t, logical, false, p, err);
 	if (mfs_gatherable(t))
 		return mfs_submit_reordered(m, t, logical, false, p, err);
-	uint8_t *st = malloc((size_t)(t->nelem * t->esize) + 1);
-	if (!st)
-		return mfs_error(err, ENOMEM, "out of memory");
-	mfs_reorder(t->dims, t->ndim, t->esize, logical, st, true);
-	int r = mfs_submit_values(m, t, st, false, p, err);
-	free(st);
+	uint64_t bytes = t->nelem * t->esize;
+	int r = mfs_patch_hold(p, bytes, "the values in storage order", err);
+	if (r < 0)
+		return r;
+	uint8_t *st = malloc((size_t)bytes + 1);
+	if (st) {
+		mfs_reorder(t->dims, t->ndim, t->esize, logical, st, true);
+		r = mfs_submit_values(m, t, st, false, p, err);
+		free(st);
+	} else {
+		r = mfs_error(err, ENOMEM, "out of memory");
+	}
+	mfs_patch_release(p, bytes);
 	return r;
 }
 

@@ -369,6 +369,52 @@ int mfs_values_check(struct mfs_runtime *rt, const struct mfs_tensor *t, const c
 	return 0;
 }
 
+/* Text that is not in one piece of memory is read this much at a time. */
+#define TEXT_WINDOW (4u << 20)
+
+/* parse_parallel of c's text [from, c->size), read a window at a time, each
+ * cut after its last separator (a value cut by the window starts the next
+ * one; a window without a separator grows). */
+static int parse_windows(struct mfs_runtime *rt, struct piece *pc, const struct mfs_content *c,
+			 uint64_t from, struct mfs_err *err)
+{
+	size_t cap = TEXT_WINDOW, have = 0;
+	char *buf = malloc(cap);
+	if (!buf)
+		return mfs_error(err, ENOMEM, "out of memory");
+	uint64_t pos = from;
+	int r = 0;
+	while (r == 0 && (pos < c->size || have)) {
+		size_t want = cap - have;
+		if (want > c->size - pos)
+			want = (size_t)(c->size - pos);
+		if (want && c->read(c->ctx, pos, want, buf + have) < 0) {
+			r = mfs_error(err, EIO, "cannot read the written content");
+			break;
+		}
+		pos += want;
+		size_t n = have + want, end = n;
+		while (pos < c->size && end > 0 && !SEP(buf[end - 1]))
+			end--;
+		if (end == 0) {  /* one token fills the window */
+			char *bigger = cap <= SIZE_MAX / 2 ? realloc(buf, cap * 2) : NULL;
+			if (!bigger) {
+				r = mfs_error(err, ENOMEM, "out of memory");
+				break;
+			}
+			buf = bigger;
+			cap *= 2;
+			have = n;
+			continue;
+		}
+		r = parse_parallel(rt, pc, buf, end, err);
+		memmove(buf, buf + end, n - end);
+		have = n - end;
+	}
+	free(buf);
+	return r;
+}
+
 int mfs_values_parse(struct mfs_runtime *rt, const struct mfs_tensor *t,
 		     const struct mfs_content *c, uint8_t **vals, uint8_t **owned,
 		     struct mfs_err *err)
@@ -382,23 +428,15 @@ int mfs_values_parse(struct mfs_runtime *rt, const struct mfs_tensor *t,
 	*owned = reuse ? NULL : v;
 	if (!v)
 		return mfs_error(err, ENOMEM, "out of memory");
-	/* What no check saw, in place when it can be. */
+	/* What no check saw, in place when it can be, else a window at a time. */
 	size_t len = (size_t)(c->size - from);
 	const char *text = len && c->peek ? c->peek(c->ctx, from, len) : NULL;
-	char *copy = NULL;
-	if (len && !text) {
-		copy = malloc(len);
-		if (!copy)
-			return mfs_error(err, ENOMEM, "out of memory");
-		if (c->read(c->ctx, from, len, copy) < 0) {
-			free(copy);
-			return mfs_error(err, EIO, "cannot read the written content");
-		}
-		text = copy;
-	}
 	struct piece pc = {t, v, t->nelem, reuse ? st->count : 0, reuse ? st->lines : 0, false};
-	int r = len ? parse_parallel(rt, &pc, text, len, err) : 0;
-	free(copy);
+	int r = 0;
+	if (text)
+		r = parse_parallel(rt, &pc, text, len, err);
+	else if (len)
+		r = parse_windows(rt, &pc, c, from, err);
 	if (r == 0 && pc.count != t->nelem)
 		r = count_error(err, t, pc.count, 0);
 	*vals = v;

@@ -48,11 +48,17 @@ static int write_values(struct mfs_model *m, const struct mfs_tensor *t,
 {
 	if (t->dtype == MFS_DT_CHAR8)
 		return write_string(m, t, c, p, err);
+	/* Every value is parsed before the diff: they are held whole. */
+	uint64_t bytes = t->nelem * t->esize;
+	int r = mfs_patch_hold(p, bytes, "the parsed values", err);
+	if (r < 0)
+		return r;
 	uint8_t *vals, *owned;
-	int r = mfs_values_parse(m->rt, t, c, &vals, &owned, err);
+	r = mfs_values_parse(m->rt, t, c, &vals, &owned, err);
 	if (r == 0)
 		r = mfs_submit_logical(m, t, vals, p, err);
 	free(owned);
+	mfs_patch_release(p, bytes);
 	return r;
 }
 
@@ -330,7 +336,7 @@ int mfs_view_write(struct mfs_model *m, mfs_id id, const struct mfs_content *c,
 	if (!(m->nodes[id].flags & MFS_NF_WRITABLE))
 		return mfs_error(err, EACCES, "%s is read-only", m->nodes[id].name);
 	struct write_call w = {m, id, c, p, err};
-	return mfs_guarded(write_fn, &w, err);
+	return mfs_patch_refusal(p, mfs_guarded(write_fn, &w, err), err);
 }
 
 struct check_call {

@@ -1,14 +1,14 @@
 /* The structure of a zip archive (PKWARE APPNOTE 6.3): the end of central
  * directory record (and the zip64 locator and record), the central
- * directory, and each member's local header. Every offset and size is
- * checked against the file before use; members may not overlap each other
- * or the central directory. */
+ * directory, each member's local header and data descriptor. Every offset
+ * and size is checked against the file before use; members may not overlap
+ * each other or the central directory. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bytes.h"
-#include "numpy.h"
+#include "zip.h"
 
 #define SIG_LOCAL 0x04034b50u
 #define SIG_CENTRAL 0x02014b50u
@@ -39,7 +39,7 @@ static int find_eocd(const uint8_t *b, uint64_t size, uint64_t *at, struct mfs_e
 }
 
 /* The zip64 record, when the locator sits just before the end record. */
-static int read_z64(const uint8_t *b, struct zip_archive *a, uint64_t *count,
+static int read_z64(const uint8_t *b, struct mfs_zip *a, uint64_t *count,
 		    struct mfs_err *err)
 {
 	a->z64_off = a->z64loc_off = UINT64_MAX;
@@ -103,7 +103,7 @@ static int zip64_extra(const uint8_t *b, uint64_t x, uint32_t xlen, bool want[3]
 }
 
 /* One central directory entry at *o (advanced past it). */
-static int read_central(const uint8_t *b, uint64_t *o, uint64_t end, struct zip_member *z,
+static int read_central(const uint8_t *b, uint64_t *o, uint64_t end, struct mfs_zip_member *z,
 			struct mfs_err *err)
 {
 	uint64_t c = *o;
@@ -142,7 +142,7 @@ static int read_central(const uint8_t *b, uint64_t *o, uint64_t end, struct zip_
 
 /* The member's local header: its name must be the central one, and its data
  * must end before limit. */
-static int read_local(const uint8_t *b, uint64_t limit, struct zip_member *z,
+static int read_local(const uint8_t *b, uint64_t limit, struct mfs_zip_member *z,
 		      struct mfs_err *err)
 {
 	uint64_t l = z->local_off;
@@ -198,16 +198,16 @@ static int read_local(const uint8_t *b, uint64_t limit, struct zip_member *z,
 
 static int by_local(const void *x, const void *y)
 {
-	const struct zip_member *a = *(struct zip_member *const *)x;
-	const struct zip_member *b = *(struct zip_member *const *)y;
+	const struct mfs_zip_member *a = *(struct mfs_zip_member *const *)x;
+	const struct mfs_zip_member *b = *(struct mfs_zip_member *const *)y;
 	return a->local_off < b->local_off ? -1 : a->local_off > b->local_off;
 }
 
 /* Members in file order may not overlap: each one's local header starts
  * after the previous one's data. */
-static int check_overlap(struct zip_archive *a, struct mfs_err *err)
+static int check_overlap(struct mfs_zip *a, struct mfs_err *err)
 {
-	struct zip_member **v = malloc((a->n ? a->n : 1) * sizeof(*v));
+	struct mfs_zip_member **v = malloc((a->n ? a->n : 1) * sizeof(*v));
 	if (!v)
 		return mfs_error(err, ENOMEM, "out of memory");
 	for (uint32_t i = 0; i < a->n; i++)
@@ -223,7 +223,7 @@ static int check_overlap(struct zip_archive *a, struct mfs_err *err)
 	return r;
 }
 
-int zip_read(const uint8_t *b, uint64_t size, struct zip_archive *a, struct mfs_err *err)
+int mfs_zip_read(const uint8_t *b, uint64_t size, struct mfs_zip *a, struct mfs_err *err)
 {
 	memset(a, 0, sizeof(*a));
 	int r = find_eocd(b, size, &a->eocd_off, err);
@@ -258,4 +258,11 @@ int zip_read(const uint8_t *b, uint64_t size, struct zip_archive *a, struct mfs_
 		return mfs_error(err, EINVAL, "%llu bytes after the last zip central directory entry, at byte %llu",
 				 (unsigned long long)(cd_limit - o), (unsigned long long)o);
 	return check_overlap(a, err);
+}
+
+void mfs_zip_free(struct mfs_zip *a)
+{
+	free(a->mem);
+	a->mem = NULL;
+	a->n = 0;
 }
