@@ -23,10 +23,9 @@
 
 bool mfs_private_name(const char *name)
 {
-	size_t n = strlen(name), sl = strlen(JOURNAL_SUFFIX);
 	if (name[0] != '.')
 		return false;
-	if (n > sl && strcmp(name + n - sl, JOURNAL_SUFFIX) == 0)
+	if (mfs_has_ext(name, JOURNAL_SUFFIX))
 		return true;
 	return strstr(name, TMP_MARK) != NULL;
 }
@@ -690,8 +689,7 @@ int mfs_recover_dir(int dirfd, struct mfs_err *err)
 	while ((e = readdir(d)) != NULL) {
 		if (!mfs_private_name(e->d_name))
 			continue;
-		size_t n = strlen(e->d_name), sl = strlen(JOURNAL_SUFFIX);
-		if (n > sl && strcmp(e->d_name + n - sl, JOURNAL_SUFFIX) == 0) {
+		if (mfs_has_ext(e->d_name, JOURNAL_SUFFIX)) {
 			int x = recover_journal(dirfd, e->d_name, err);
 			if (x < 0)
 				r = x;

@@ -17,6 +17,14 @@
  * no mapping per small model (a directory may hold 100k of them). */
 #define SMALL_FILE (256u << 10)
 
+bool mfs_has_ext(const char *name, const char *ext)
+{
+	if (!name)
+		return false;
+	size_t n = strlen(name), e = strlen(ext);
+	return n > e && memcmp(name + n - e, ext, e) == 0;
+}
+
 const struct mfs_codec *mfs_probe(const uint8_t *head, size_t n, uint64_t size,
 				  const char *name)
 {

@@ -238,8 +238,15 @@ static int parse_dict(struct lex *l, struct mfs_npy_head *h, struct mfs_err *err
 int mfs_npy_parse(const uint8_t *buf, uint64_t len, struct mfs_npy_head *h, struct mfs_err *err)
 {
 	memset(h, 0, sizeof(*h));
-	if (len < 10 || memcmp(buf, "\x93NUMPY", 6) != 0)
-		return mfs_error(err, EINVAL, "not a .npy file: expected \"\\x93NUMPY\" at byte 0");
+	if (len < 6 || memcmp(buf, "\x93NUMPY", 6) != 0) {
+		char q[MFS_QUOTE_MAX];
+		size_t n = len < 8 ? (size_t)len : 8;
+		return mfs_error(err, EINVAL, "not a .npy file: expected \"\\x93NUMPY\" at byte 0, found %s (%llu bytes)",
+				 mfs_quote(q, buf, n), (unsigned long long)len);
+	}
+	if (len < 10)
+		return mfs_error(err, EINVAL, "truncated: a .npy header needs 10 bytes, there are %llu",
+				 (unsigned long long)len);
 	h->major = buf[6];
 	if ((h->major != 1 && h->major != 2 && h->major != 3) || buf[7] != 0)
 		return mfs_error(err, EINVAL, ".npy format version %u.%u, expected 1.0, 2.0 or 3.0",

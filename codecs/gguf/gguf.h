@@ -75,7 +75,7 @@ void mfs_dq_q5_k(const uint8_t *src, float *out, uint64_t nb);
 void mfs_dq_q6_k(const uint8_t *src, float *out, uint64_t nb);
 
 /* Parse the header, key-value section and tensor infos of base[0, size)
- * into f (arrays in the model's arena). 0, -ENOTSUP, or -EINVAL with a
+ * into f (arrays in the model's arena). 0, or -EINVAL (-ENOMEM) with a
  * message. */
 int mfs_gguf_parse(struct mfs_model *m, struct gguf_file *f, struct mfs_err *err);
 
