@@ -184,6 +184,16 @@ int mfs_elem_parse_f8e5m2(const char *s, size_t n, void *dst)
 	return mfs_parse_f8e5m2(s, n, dst);
 }
 
+size_t mfs_elem_fmt_f128(char *out, const void *src)
+{
+	return mfs_fmt_f128(out, src);
+}
+
+int mfs_elem_parse_f128(const char *s, size_t n, void *dst)
+{
+	return mfs_parse_f128(s, n, dst);
+}
+
 /* n floats of size bytes at src as doubles, each as conv gives it. */
 #define WIDEN_ROW(T, size, conv) \
 	void mfs_elem_widen_##T(double *out, const void *src, size_t n) \
@@ -217,6 +227,13 @@ WIDEN_ROW(bf16, 2, mfs_bf16_to_f32((uint16_t)u))
 WIDEN_ROW(f8e4m3, 1, mfs_f8e4m3_to_f32((uint8_t)u))
 WIDEN_ROW(f8e5m2, 1, mfs_f8e5m2_to_f32((uint8_t)u))
 
+void mfs_elem_widen_f128(double *out, const void *src, size_t n)
+{
+	const uint8_t *p = src;
+	for (size_t i = 0; i < n; i++, p += 16)
+		out[i] = mfs_f128_to_f64(p);
+}
+
 /* --- Complex -------------------------------------------------------------- */
 
 /* n complex values of two part floats as their magnitudes. */
@@ -242,7 +259,7 @@ static size_t fmt_complex(char *out, enum mfs_dtype part, const uint8_t *b)
 	char *p = out + n;
 	char im[MFS_NUM_MAX];
 	size_t m = pi->fmt(im, b + half);
-	if (!(b[2 * half - 1] >> 7))
+	if (!(b[2 * half - pi->pad - 1] >> 7))  /* the imaginary part's sign bit */
 		*p++ = '+';
 	memcpy(p, im, m);
 	p += m;
@@ -256,7 +273,7 @@ static int parse_complex(enum mfs_dtype part, const char *s, size_t n, uint8_t *
 {
 	const struct mfs_dtype_info *pi = mfs_dtype_info(part);
 	unsigned half = pi->size;
-	uint8_t tmp[16] = {0};
+	uint8_t tmp[32] = {0};
 	if (n >= 2 && s[0] == '(' && s[n - 1] == ')') {
 		s++;
 		n -= 2;
@@ -309,6 +326,7 @@ static int parse_complex(enum mfs_dtype part, const char *s, size_t n, uint8_t *
 COMPLEX_ROW(c32, MFS_DT_F16)
 COMPLEX_ROW(c64, MFS_DT_F32)
 COMPLEX_ROW(c128, MFS_DT_F64)
+COMPLEX_ROW(c256, MFS_DT_F128)
 
 /* --- Any dtype ------------------------------------------------------------ */
 

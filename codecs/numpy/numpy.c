@@ -8,6 +8,7 @@
 
 #include "bytes.h"
 #include "numpy.h"
+#include "numtext.h"
 
 static bool is_npy(const uint8_t *head, size_t n)
 {
@@ -44,6 +45,23 @@ void npy_tensor(const struct mfs_npy_head *h, uint64_t off, struct mfs_tensor *t
 	t->off = off;
 }
 
+void npy_long_double(struct mfs_tensor *t, const uint8_t *data, size_t n)
+{
+	if (t->dtype != MFS_DT_F128 && t->dtype != MFS_DT_C256)
+		return;
+	uint8_t s[NPY_LONG_SAMPLE];
+	n = (n < sizeof(s) ? n : sizeof(s)) / 16 * 16;
+	memcpy(s, data, n);
+	if (t->swap)
+		mfs_swap_elems(s, n / 16, 16);
+	if (mfs_f128_x87(s, n / 16))
+		return;
+	const struct mfs_dtype_info *di = mfs_dtype_info((enum mfs_dtype)t->dtype);
+	t->tname = di->name;
+	t->esize = di->size;
+	t->dtype = MFS_DT_OPAQUE;
+}
+
 static int npy_open(struct mfs_model *m, struct mfs_err *err)
 {
 	struct mfs_npy_head *h = mfs_model_alloc(m, sizeof(*h));
@@ -59,6 +77,7 @@ static int npy_open(struct mfs_model *m, struct mfs_err *err)
 	m->priv = h;
 	struct mfs_tensor t;
 	npy_tensor(h, h->data_off, &t);
+	npy_long_double(&t, m->base + h->data_off, (size_t)(h->bytes < NPY_LONG_SAMPLE ? h->bytes : NPY_LONG_SAMPLE));
 	mfs_attach_tensor(m, MFS_ROOT, &t);
 	mfs_add_text(m, MFS_ROOT, "header", 6, (const char *)m->base + h->dict_off, h->dict_len, 0);
 	return 0;

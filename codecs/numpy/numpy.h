@@ -14,6 +14,15 @@
 
 /* The tensor of an array described by h whose elements start at off. */
 void npy_tensor(const struct mfs_npy_head *h, uint64_t off, struct mfs_tensor *t);
+/* Long doubles (float128, complex256: `<f16`, `<c32`) have values only
+ * where their bytes are x87 extended numbers, as NumPy writes them on
+ * x86-64; under the same descr other platforms write IEEE binary128 (or a
+ * pair of doubles). The first elements, data[0, n) (n up to
+ * NPY_LONG_SAMPLE bytes), decide (mfs_f128_x87): when they are not x87,
+ * t becomes an opaque tensor of that dtype's name and size (`shape`,
+ * `dtype`, `data`). Other dtypes are left alone. */
+#define NPY_LONG_SAMPLE 1024u  /* 64 float128 values */
+void npy_long_double(struct mfs_tensor *t, const uint8_t *data, size_t n);
 /* A whole new array for tensor t of a .npy described by h after reshape
  * edit e: header (h's version and byte order) and elements, kept by p. */
 int npy_rewrite(struct mfs_patch *p, const struct mfs_npy_head *h, const struct mfs_tensor *t,
