@@ -31,6 +31,7 @@ struct fsopts {
 	uint64_t max_scratch;    /* bytes all editor scratch files may hold */
 	uint64_t progress;       /* rewrites of files this large log their progress */
 	uint64_t text_cache;     /* bytes of text views kept (MFS_TEXT_CACHE_DEFAULT) */
+	uint64_t max_index;      /* bytes all models' indexes hold (MFS_INDEX_DEFAULT) */
 	int ro;
 	int foreground, debug, singlethread;
 	int no_inplace;          /* always rewrite whole files (tests) */

@@ -55,6 +55,9 @@ static const char usage[] =
 	"    -o text_cache=BYTES    most bytes of text views kept from their size pass\n"
 	"                           for the reads that follow, all together; 0: none\n"
 	"                           [a sixteenth of the memory, at most 1G]\n"
+	"    -o max_index=BYTES     most bytes the indexes of open models hold (parsed\n"
+	"                           headers, trees), all together; an open that would\n"
+	"                           need more fails with ENOMEM [a quarter of the memory]\n"
 	"                           (BYTES: a number with an optional k, M, G or T)\n"
 	"    -o progress=BYTES      a commit that rewrites a file of at least BYTES logs\n"
 	"                           its progress, every quarter of BYTES [1G]\n"
@@ -85,7 +88,7 @@ enum { KEY_HELP, KEY_VERSION, KEY_RO, KEY_RW, KEY_ALLOW_OTHER, KEY_IGNORE };
 struct cli {
 	struct fsopts *o;             /* -o ro, rw and allow_other land here */
 	char *source;
-	char *max_buffer, *max_scratch, *text_cache, *progress;
+	char *max_buffer, *max_scratch, *text_cache, *max_index, *progress;
 	int help, version;
 	int has_fsname, has_subtype;  /* given by the user: ours are not added */
 };
@@ -102,6 +105,7 @@ static const struct fuse_opt cli_opts[] = {
 	{"max_buffer=%s", offsetof(struct cli, max_buffer), 0},
 	{"max_scratch=%s", offsetof(struct cli, max_scratch), 0},
 	{"text_cache=%s", offsetof(struct cli, text_cache), 0},
+	{"max_index=%s", offsetof(struct cli, max_index), 0},
 	{"progress=%s", offsetof(struct cli, progress), 0},
 	{"fsname=", offsetof(struct cli, has_fsname), 1},
 	{"subtype=", offsetof(struct cli, has_subtype), 1},
@@ -184,6 +188,7 @@ static void cli_free(struct cli *c)
 	free(c->max_buffer);
 	free(c->max_scratch);
 	free(c->text_cache);
+	free(c->max_index);
 	free(c->progress);
 }
 
@@ -311,6 +316,7 @@ static int parse_options(struct fsstate *fs, struct cli *cli, struct fuse_args *
 	fs->o.max_scratch = 256ull << 20;
 	fs->o.progress = 1ull << 30;
 	fs->o.text_cache = MFS_TEXT_CACHE_DEFAULT;
+	fs->o.max_index = MFS_INDEX_DEFAULT;
 	if (fuse_opt_parse(a, cli, cli_opts, cli_proc) < 0 ||
 	    fuse_opt_parse(a, &fs->o, fs_opts, NULL) < 0)
 		return 3;
@@ -335,6 +341,11 @@ static int parse_options(struct fsstate *fs, struct cli *cli, struct fuse_args *
 			fprintf(stderr, "modelfs: bad size in -o text_cache\n");
 			return 3;
 		}
+	}
+	if (cli->max_index &&
+	    (parse_size(cli->max_index, &fs->o.max_index) < 0 || !fs->o.max_index)) {
+		fprintf(stderr, "modelfs: bad size in -o max_index (at least 1)\n");
+		return 3;
 	}
 	if (fuse_parse_cmdline(a, co) != 0)
 		return 3;
@@ -465,7 +476,8 @@ static int prepare(struct fsstate *fs, const struct cli *cli, struct fuse_args *
 	caller_init();
 	raise_fd_limit();
 	log_init(&fs->o);
-	struct mfs_runtime_opts rto = {.text_cache = fs->o.text_cache};
+	struct mfs_runtime_opts rto = {.text_cache = fs->o.text_cache,
+				       .max_index = fs->o.max_index};
 	struct mfs_err err = {0};
 	if (inode_table_init(fs) < 0 || mfs_runtime_new(&fs->rt, &rto, &err) < 0) {
 		fprintf(stderr, "modelfs: out of memory\n");
@@ -504,6 +516,8 @@ static int mount_main(struct fsstate *fs, struct fuse_args *a, struct fuse_cmdli
 		goto out_session;
 	if (fuse_session_mount(fs->se, co->mountpoint) != 0)
 		goto out_signals;
+	if (dirops_install(fs->se) < 0)
+		log_msg(LOG_WARNING, "lookups in one directory wait for each other");
 	if (fuse_daemonize(co->foreground) == 0)
 		ret = serve(fs, co);
 	fuse_session_unmount(fs->se);

@@ -17,6 +17,10 @@ void reply_err(fuse_req_t req, int err);
 bool is_model_dir(const struct inode *i);
 
 void op_init(void *userdata, struct fuse_conn_info *conn);
+/* dirops.c: route the mounted session's reads and writes through hooks
+ * that make its INIT reply allow parallel lookups and listings in one
+ * directory (libfuse 3.14 never says so). 0, or -errno. */
+int dirops_install(struct fuse_session *se);
 void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name);
 void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup);
 void op_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets);

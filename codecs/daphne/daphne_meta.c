@@ -41,8 +41,8 @@ struct dbdf_label *dbdf_meta_labels(struct mfs_model *m, uint64_t ncols)
 		out[i] = (struct dbdf_label){NULL, 0};
 		uint32_t l = j.v[c].type == MFS_JSON_OBJ ? mfs_json_member(&j, c, "label") : NIL;
 		if (l != NIL && j.v[l].type == MFS_JSON_STR) {
-			out[i].s = mfs_model_strdup(m, mfs_json_text(&j, l), j.v[l].textlen);
-			out[i].len = j.v[l].textlen;
+			out[i].s = mfs_model_strdup(m, mfs_json_text(&j, l), mfs_json_textlen(&j, l));
+			out[i].len = mfs_json_textlen(&j, l);
 		}
 	}
 done:
@@ -70,13 +70,13 @@ void dbdf_meta_check(struct mfs_model *m, uint64_t rows, uint64_t cols)
 		char num[24];
 		int l = snprintf(num, sizeof(num), "%llu", (unsigned long long)want[k]);
 		uint8_t type = j.v[c].type;
-		if (type != MFS_JSON_NUM || j.v[c].textlen != (size_t)l ||
+		if (type != MFS_JSON_NUM || mfs_json_textlen(&j, c) != (size_t)l ||
 		    memcmp(mfs_json_text(&j, c), num, (size_t)l) != 0) {
 			char q[MFS_QUOTE_MAX];
 			mfs_model_note(m, "%s%s: %s is %s, expected %s (the file's)",
 				       m->name, m->codec->sidecar, keys[k],
 				       type == MFS_JSON_NUM || type == MFS_JSON_STR
-					       ? mfs_quote(q, mfs_json_text(&j, c), j.v[c].textlen)
+					       ? mfs_quote(q, mfs_json_text(&j, c), mfs_json_textlen(&j, c))
 					       : "not a number", num);
 			break;
 		}

@@ -1,22 +1,35 @@
-/* Dequantization of ggml's block formats to float32, computing each value
- * with the same operations, in the same order and precision, as ggml's
- * reference dequantize_row_* (ggml-quants.c), so that the results are the
- * same bits. Blocks are read from their byte layout (ggml-common.h), never
- * through structs, so any alignment works. Scales are IEEE half floats
- * converted exactly. */
+/* Dequantization of ggml's blocks with one half-float scale (dequant.h):
+ * q1_0 q2_0 q4_0 q4_1 q5_0 q5_1 q8_0, with the operations of ggml's
+ * reference dequantize_row_* in the same order. */
 #include <stdint.h>
-#include <string.h>
 
 #include "bytes.h"
-#include "gguf.h"
-#include "numtext.h"
+#include "dequant.h"
 
 #define QK 32     /* elements per block of the q4/q5/q8 formats */
-#define QK_K 256  /* elements per super-block of the k-quants */
 
-static float half(const uint8_t *p)
+/* q1_0: d, 16 bytes of bits (128 elements, bit j % 8 of byte j / 8);
+ * x = d for a set bit, -d for a clear one. */
+void mfs_dq_q1_0(const uint8_t *src, float *out, uint64_t nb)
 {
-	return mfs_f16_to_f32(mfs_le16(p));
+	for (uint64_t i = 0; i < nb; i++, src += 18, out += 128) {
+		const float d = mfs_dq_half(src), neg_d = -d;
+		const uint8_t *qs = src + 2;
+		for (int j = 0; j < 128; j++)
+			out[j] = (qs[j / 8] >> (j % 8)) & 1 ? d : neg_d;
+	}
+}
+
+/* q2_0: d, 16 bytes of 2-bit fields (64 elements, four a byte, lowest
+ * first); x = (q - 1) * d. */
+void mfs_dq_q2_0(const uint8_t *src, float *out, uint64_t nb)
+{
+	for (uint64_t i = 0; i < nb; i++, src += 18, out += 64) {
+		const float d = mfs_dq_half(src);
+		const uint8_t *qs = src + 2;
+		for (int j = 0; j < 64; j++)
+			out[j] = (float)(((qs[j / 4] >> (2 * (j % 4))) & 3) - 1) * d;
+	}
 }
 
 /* q4_0: d, 16 bytes of nibbles; x = (q - 8) * d. Low nibbles are the first
@@ -24,7 +37,7 @@ static float half(const uint8_t *p)
 void mfs_dq_q4_0(const uint8_t *src, float *out, uint64_t nb)
 {
 	for (uint64_t i = 0; i < nb; i++, src += 18, out += QK) {
-		const float d = half(src);
+		const float d = mfs_dq_half(src);
 		const uint8_t *qs = src + 2;
 		for (int j = 0; j < QK / 2; j++) {
 			out[j] = (float)((qs[j] & 0x0F) - 8) * d;
@@ -37,7 +50,7 @@ void mfs_dq_q4_0(const uint8_t *src, float *out, uint64_t nb)
 void mfs_dq_q4_1(const uint8_t *src, float *out, uint64_t nb)
 {
 	for (uint64_t i = 0; i < nb; i++, src += 20, out += QK) {
-		const float d = half(src), m = half(src + 2);
+		const float d = mfs_dq_half(src), m = mfs_dq_half(src + 2);
 		const uint8_t *qs = src + 4;
 		for (int j = 0; j < QK / 2; j++) {
 			float a = (float)(qs[j] & 0x0F) * d, b = (float)(qs[j] >> 4) * d;
@@ -63,7 +76,7 @@ void mfs_dq_q5_0(const uint8_t *src, float *out, uint64_t nb)
 {
 	int q[QK];
 	for (uint64_t i = 0; i < nb; i++, src += 22, out += QK) {
-		const float d = half(src);
+		const float d = mfs_dq_half(src);
 		q5_values(src + 2, src + 6, q);
 		for (int j = 0; j < QK; j++)
 			out[j] = (float)(q[j] - 16) * d;
@@ -75,7 +88,7 @@ void mfs_dq_q5_1(const uint8_t *src, float *out, uint64_t nb)
 {
 	int q[QK];
 	for (uint64_t i = 0; i < nb; i++, src += 24, out += QK) {
-		const float d = half(src), m = half(src + 2);
+		const float d = mfs_dq_half(src), m = mfs_dq_half(src + 2);
 		q5_values(src + 4, src + 8, q);
 		for (int j = 0; j < QK; j++) {
 			float a = (float)q[j] * d;
@@ -88,146 +101,9 @@ void mfs_dq_q5_1(const uint8_t *src, float *out, uint64_t nb)
 void mfs_dq_q8_0(const uint8_t *src, float *out, uint64_t nb)
 {
 	for (uint64_t i = 0; i < nb; i++, src += 34, out += QK) {
-		const float d = half(src);
+		const float d = mfs_dq_half(src);
 		for (int j = 0; j < QK; j++)
 			out[j] = (float)(int8_t)src[2 + j] * d;
 	}
 }
 
-/* q2_k: scales[16] (low nibble scale, high nibble min), qs[64], d, dmin.
- * Each 128 values take 32 bytes of qs, 2 bits per value at shifts 0, 2, 4,
- * 6; each group of 16 values has its own scale byte. */
-void mfs_dq_q2_k(const uint8_t *src, float *out, uint64_t nb)
-{
-	for (uint64_t i = 0; i < nb; i++, src += 84) {
-		const uint8_t *scales = src, *q = src + 16;
-		const float d = half(src + 80), min = half(src + 82);
-		int is = 0;
-		for (int n = 0; n < QK_K; n += 128, q += 32) {
-			for (int shift = 0; shift < 8; shift += 2) {
-				for (int half16 = 0; half16 < 32; half16 += 16) {
-					uint8_t sc = scales[is++];
-					const float dl = d * (float)(sc & 0xF);
-					const float ml = min * (float)(sc >> 4);
-					for (int l = 0; l < 16; l++) {
-						float a = dl * (float)((q[l + half16] >> shift) & 3);
-						*out++ = a - ml;
-					}
-				}
-			}
-		}
-	}
-}
-
-/* The 16 six-bit scales of a q3_k block, unpacked from 12 bytes: the low 4
- * bits of scale k are nibble k of bytes 0-7, the high 2 bits come from
- * bytes 8-11; each is then offset by -32. */
-static void q3_scales(const uint8_t *s, int *sc)
-{
-	for (int k = 0; k < 16; k++) {
-		int lo = k < 8 ? s[k] & 0xF : s[k - 8] >> 4;
-		int hi = (s[8 + (k & 3)] >> (2 * (k >> 2))) & 3;
-		sc[k] = (lo | (hi << 4)) - 32;
-	}
-}
-
-/* q3_k: hmask[32], qs[64], scales[12], d. x = d * scale * (q - 4 * !hbit). */
-void mfs_dq_q3_k(const uint8_t *src, float *out, uint64_t nb)
-{
-	int sc[16];
-	for (uint64_t i = 0; i < nb; i++, src += 110) {
-		const uint8_t *hm = src, *q = src + 32;
-		const float d_all = half(src + 108);
-		q3_scales(src + 96, sc);
-		int is = 0;
-		uint8_t m = 1;
-		for (int n = 0; n < QK_K; n += 128, q += 32) {
-			for (int shift = 0; shift < 8; shift += 2, m = (uint8_t)(m << 1)) {
-				for (int h = 0; h < 32; h += 16) {
-					const float dl = d_all * (float)sc[is++];
-					for (int l = 0; l < 16; l++) {
-						int v = ((q[l + h] >> shift) & 3) - ((hm[l + h] & m) ? 0 : 4);
-						*out++ = dl * (float)v;
-					}
-				}
-			}
-		}
-	}
-}
-
-/* Scale and min j (0-7) of a q4_k/q5_k block from its 12 scale bytes. */
-static void scale_min_k4(int j, const uint8_t *q, uint8_t *d, uint8_t *m)
-{
-	if (j < 4) {
-		*d = q[j] & 63;
-		*m = q[j + 4] & 63;
-	} else {
-		*d = (uint8_t)((q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4));
-		*m = (uint8_t)((q[j + 4] >> 4) | ((q[j] >> 6) << 4));
-	}
-}
-
-/* q4_k and q5_k: d, dmin, scales[12], (q5: qh[32]), qs[128]; each 64 values
- * use 32 bytes of qs (low nibbles, then high nibbles) with two (scale, min)
- * pairs; x = d * sc * q - dmin * m. qh (NULL for q4_k) adds 16 per bit. */
-static void dq_k4(const uint8_t *blk, const uint8_t *qh, const uint8_t *ql, float *out)
-{
-	const float d = half(blk), min = half(blk + 2);
-	const uint8_t *scales = blk + 4;
-	uint8_t sc, m, u1 = 1, u2 = 2;
-	for (int j = 0, is = 0; j < QK_K; j += 64, is += 2, ql += 32) {
-		scale_min_k4(is, scales, &sc, &m);
-		const float d1 = d * (float)sc, m1 = min * (float)m;
-		scale_min_k4(is + 1, scales, &sc, &m);
-		const float d2 = d * (float)sc, m2 = min * (float)m;
-		for (int l = 0; l < 32; l++) {
-			int v = (ql[l] & 0xF) + (qh && (qh[l] & u1) ? 16 : 0);
-			float a = d1 * (float)v;
-			*out++ = a - m1;
-		}
-		for (int l = 0; l < 32; l++) {
-			int v = (ql[l] >> 4) + (qh && (qh[l] & u2) ? 16 : 0);
-			float a = d2 * (float)v;
-			*out++ = a - m2;
-		}
-		u1 = (uint8_t)(u1 << 2);
-		u2 = (uint8_t)(u2 << 2);
-	}
-}
-
-void mfs_dq_q4_k(const uint8_t *src, float *out, uint64_t nb)
-{
-	for (uint64_t i = 0; i < nb; i++, src += 144, out += QK_K)
-		dq_k4(src, NULL, src + 16, out);
-}
-
-void mfs_dq_q5_k(const uint8_t *src, float *out, uint64_t nb)
-{
-	for (uint64_t i = 0; i < nb; i++, src += 176, out += QK_K)
-		dq_k4(src, src + 16, src + 48, out);
-}
-
-/* q6_k: ql[128], qh[64], scales[16] (int8), d. Each 128 values use 64 bytes
- * of ql, 32 of qh and 8 scales; x = d * scale * (q - 32), computed as
- * (d * scale) * q like ggml. */
-void mfs_dq_q6_k(const uint8_t *src, float *out, uint64_t nb)
-{
-	for (uint64_t i = 0; i < nb; i++, src += 210) {
-		const uint8_t *ql = src, *qh = src + 128;
-		const int8_t *sc = (const int8_t *)(src + 192);
-		const float d = half(src + 208);
-		for (int n = 0; n < QK_K; n += 128, out += 128, ql += 64, qh += 32, sc += 8) {
-			for (int l = 0; l < 32; l++) {
-				int is = l / 16;
-				int q1 = ((ql[l] & 0xF) | (((qh[l] >> 0) & 3) << 4)) - 32;
-				int q2 = ((ql[l + 32] & 0xF) | (((qh[l] >> 2) & 3) << 4)) - 32;
-				int q3 = ((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32;
-				int q4 = ((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32;
-				out[l] = d * (float)sc[is] * (float)q1;
-				out[l + 32] = d * (float)sc[is + 2] * (float)q2;
-				out[l + 64] = d * (float)sc[is + 4] * (float)q3;
-				out[l + 96] = d * (float)sc[is + 6] * (float)q4;
-			}
-		}
-	}
-}

@@ -1,6 +1,6 @@
-/* GGUF (llama.cpp, ggml): the parsed structure of a file, the ggml tensor
- * type table and the dequantizers. See LAYOUT.md "GGUF" for the tree and
- * docs/gguf.md of ggml for the format. */
+/* GGUF (llama.cpp, ggml): the parsed structure of a file and the ggml
+ * tensor type table (the dequantizers are dequant.h's). See LAYOUT.md
+ * "GGUF" for the tree and docs/gguf.md of ggml for the format. */
 #ifndef MFS_GGUF_H
 #define MFS_GGUF_H
 
@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "codec.h"
+#include "dequant.h"
 
 /* Value types of the key-value section. */
 enum gguf_vt {
@@ -61,18 +62,6 @@ struct ggml_type_info {
 };
 
 const struct ggml_type_info *mfs_ggml_type(uint32_t id);
-
-/* Dequantizers (dequant.c), ggml's reference dequantize_row_* formulas. */
-void mfs_dq_q4_0(const uint8_t *src, float *out, uint64_t nb);
-void mfs_dq_q4_1(const uint8_t *src, float *out, uint64_t nb);
-void mfs_dq_q5_0(const uint8_t *src, float *out, uint64_t nb);
-void mfs_dq_q5_1(const uint8_t *src, float *out, uint64_t nb);
-void mfs_dq_q8_0(const uint8_t *src, float *out, uint64_t nb);
-void mfs_dq_q2_k(const uint8_t *src, float *out, uint64_t nb);
-void mfs_dq_q3_k(const uint8_t *src, float *out, uint64_t nb);
-void mfs_dq_q4_k(const uint8_t *src, float *out, uint64_t nb);
-void mfs_dq_q5_k(const uint8_t *src, float *out, uint64_t nb);
-void mfs_dq_q6_k(const uint8_t *src, float *out, uint64_t nb);
 
 /* Parse the header, key-value section and tensor infos of base[0, size)
  * into f (arrays in the model's arena). 0, or -EINVAL (-ENOMEM) with a

@@ -103,10 +103,10 @@ static int parse_lines(const char *s, size_t n, struct mfs_buf *out, uint64_t *c
 			return -EINVAL;
 		}
 		uint8_t len8[8];
-		mfs_put_le64(len8, j.v[0].textlen);
+		mfs_put_le64(len8, mfs_json_textlen(&j, 0));
 		r = mfs_buf_add(out, len8, 8);
 		if (r == 0)
-			r = mfs_buf_add(out, mfs_json_text(&j, 0), j.v[0].textlen);
+			r = mfs_buf_add(out, mfs_json_text(&j, 0), mfs_json_textlen(&j, 0));
 		mfs_json_free(&j);
 		if (r < 0)
 			return mfs_error(err, ENOMEM, "out of memory");

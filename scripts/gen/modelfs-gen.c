@@ -1,6 +1,7 @@
 /* modelfs-gen: benchmark inputs written through modelfs's own codecs (a test
  * file reshaped through data.npy, a primitiv model packed with msgpack-c),
- * the sample sharded safetensors checkpoint (st_sample.c),
+ * the sample sharded safetensors checkpoint (st_sample.c), the speed of the
+ * GGUF dequantizers (dq_speed.c),
  * and page-cache helpers (resident bytes, eviction) for scripts/bench. */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +18,7 @@
 #include <msgpack/fbuffer.h>
 
 #include "codec.h"
+#include "dq_speed.h"
 #include "edit.h"
 #include "model.h"
 #include "st_sample.h"
@@ -38,6 +40,8 @@ static const char *usage =
 	"       modelfs-gen copies DIR N           N copies of a small primitiv model\n"
 	"       modelfs-gen safetensors-sample DIR the sample sharded safetensors checkpoint\n"
 	"                                          (tests/data/safetensors/tiny)\n"
+	"       modelfs-gen dequant-speed [MVALUES] M values/s of each GGUF dequantizer on one\n"
+	"                                          core (MVALUES million values a run, default 64)\n"
 	"       modelfs-gen resident FILE          bytes of FILE in the page cache\n"
 	"       modelfs-gen evict FILE             drop FILE's clean pages from the page cache\n"
 	"       modelfs-gen folios FILE            mean KiB of the page-cache folios holding FILE\n"
@@ -513,6 +517,8 @@ static uint64_t number(const char *s, const char *what)
 
 int main(int argc, char **argv)
 {
+	if (argc >= 2 && argc <= 3 && strcmp(argv[1], "dequant-speed") == 0)
+		return dq_speed(argc == 3 ? number(argv[2], "count") : 64);
 	if (argc < 3) {
 		fputs(usage, stderr);
 		return 2;

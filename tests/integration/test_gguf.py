@@ -1,11 +1,12 @@
 """GGUF through a real mount: the tree of files written per the public
 specification (tests/data/gguf and files written here), metadata and tensors
-against the spec-based reader gguf_write.py, dequantized q8_0 and q4_0
-values against numpy formulas, and edits with echo, sed -i, dd and numpy,
-checked by reading the source back (tensor bytes identical, data section
-aligned) and by an independent reader, the npm package @huggingface/gguf
-(tests/integration/gguf_reader, installed with npm ci from its lock file
-into the build directory; that part is skipped only when node is missing)."""
+against the spec-based reader gguf_write.py, dequantized values against
+numpy formulas and gguf_dequant.py (every type: test_gguf_dequant.py), and
+edits with echo, sed -i, dd and numpy, checked by reading the source back
+(tensor bytes identical, data section aligned) and by an independent
+reader, the npm package @huggingface/gguf (tests/integration/gguf_reader,
+installed with npm ci from its lock file into the build directory; that
+part is skipped only when node is missing)."""
 import errno
 import hashlib
 import json
@@ -16,6 +17,7 @@ import subprocess
 
 import numpy as np
 
+import gguf_dequant as gd
 import gguf_write as gw
 from harness import Mount, check, eq, run, settle, sha
 
@@ -160,8 +162,9 @@ def dequantized_values():
             p = m.m("tiny_llama.gguf", "tensors", "blk", "0", "ffn_gate", "weight", v)
             check(not os.access(p, os.W_OK) or os.stat(p).st_mode & 0o222 == 0, v + " read-only")
         eq(m.text("tiny_llama.gguf", "tensors", "output", "weight", "dtype"), "iq2_xxs\n")
-        check(not os.path.exists(m.m("tiny_llama.gguf", "tensors", "output", "weight",
-                                     "values.txt")), "no values for iq2_xxs")
+        a = np.load(m.m("tiny_llama.gguf", "tensors", "output", "weight", "data.npy"))
+        check(np.array_equal(a.view(np.uint32), gd.dequantize(
+            "iq2_xxs", ref["output.weight"][4]).view(np.uint32)), "iq2_xxs values")
 
 
 def every_type_and_alignment():
@@ -175,8 +178,15 @@ def every_type_and_alignment():
             eq(ref["data"] % align, 0)
             for tname, ty, ne, off, raw in ref["tensors"]:
                 t = m.m(name, "tensors", *tname.split("."))
-                eq(open(os.path.join(t, "dtype")).read(), gw.GGML[ty][0] + "\n")
+                tyname, blck, _ = gw.GGML[ty]
+                eq(open(os.path.join(t, "dtype")).read(), tyname + "\n")
                 eq(open(os.path.join(t, "data"), "rb").read(), raw)
+                values = os.path.exists(os.path.join(t, "values.txt"))
+                eq(values, blck == 1 or tyname in gd.TYPES, tname + " has values.txt")
+                if blck > 1 and values:
+                    a = np.load(os.path.join(t, "data.npy"))
+                    check(np.array_equal(a.view(np.uint32).ravel(),
+                                         gd.dequantize(tyname, raw).view(np.uint32)), tname)
             eq(m.text(name, "metadata", "arr.arr", "1"), "\"b\"\n\"c\"\n")
             eq(m.text(name, "metadata", "b"), "false\n")
             independent_check(m.s(name))

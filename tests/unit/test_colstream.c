@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "helpers.h"
+#include "bands.h"
 #include "model_impl.h"
 #include "view_impl.h"
 
@@ -60,8 +61,8 @@ static struct model open_case(uint8_t dtype, uint32_t nd, const uint64_t *dims, 
 	cur_ndim = nd;
 	memcpy(cur_dims, dims, nd * sizeof(*dims));
 	c.m = topen_tst1(&cs_codec, "cs");
-	c.m->impl->sbands.band_bytes = band;
-	c.m->impl->sbands.piece_bytes = piece;
+	c.m->impl->sbands->band_bytes = band;
+	c.m->impl->sbands->piece_bytes = piece;
 	c.t = &c.m->tensors[0];
 	c.es = c.t->esize;
 	uint64_t n = c.t->nelem;

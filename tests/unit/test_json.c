@@ -56,7 +56,7 @@ static void values_and_spans(void **state)
 	span_is(&j, j.v[j.v[n2].next].next, "null");
 	uint32_t s = mfs_json_member(&j, 0, "s");
 	span_is(&j, s, "\"x\\ty\"");
-	assert_int_equal(j.v[s].textlen, 3);
+	assert_int_equal(mfs_json_textlen(&j, s), 3);
 	assert_memory_equal(mfs_json_text(&j, s), "x\ty", 3);
 	span_is(&j, mfs_json_member(&j, 0, "o"), "{}");
 	span_is(&j, mfs_json_member(&j, 0, "f"), "false");
@@ -75,9 +75,9 @@ static void strings_decoded(void **state)
 	parse_ok(&j, "[\"\\u00e9\\ud83d\\ude00\\/\\\"\\\\\\b\\f\\n\\r\", \"caf\xc3\xa9 \xf0\x9f\x98\x80\"]");
 	uint32_t a = j.v[0].first, b = j.v[a].next;
 	const char want[] = "\xc3\xa9\xf0\x9f\x98\x80/\"\\\b\f\n\r";
-	assert_int_equal(j.v[a].textlen, sizeof(want) - 1);
+	assert_int_equal(mfs_json_textlen(&j, a), sizeof(want) - 1);
 	assert_memory_equal(mfs_json_text(&j, a), want, sizeof(want) - 1);
-	assert_int_equal(j.v[b].textlen, 10);
+	assert_int_equal(mfs_json_textlen(&j, b), 10);
 	assert_memory_equal(mfs_json_text(&j, b), "caf\xc3\xa9 \xf0\x9f\x98\x80", 10);
 	mfs_json_free(&j);
 }
@@ -203,7 +203,7 @@ static void byte_strings_round_trip(void **state)
 		struct mfs_json j;
 		assert_int_equal(mfs_json_parse_bytes(&j, o.p, o.len), 0);
 		assert_int_equal(j.v[0].type, MFS_JSON_STR);
-		assert_int_equal(j.v[0].textlen, n);
+		assert_int_equal(mfs_json_textlen(&j, 0), n);
 		assert_memory_equal(mfs_json_text(&j, 0), in, n);
 		mfs_json_free(&j);
 		mfs_buf_free(&o);
@@ -213,6 +213,125 @@ static void byte_strings_round_trip(void **state)
 	mfs_json_free(&j);
 	assert_int_equal(mfs_json_parse_bytes(&j, "\"a\xff\"", 4), 0);
 	mfs_json_free(&j);
+}
+
+/* A charge option that refuses beyond a limit and keeps the balance. */
+struct budget {
+	int64_t used, limit;
+};
+
+static bool charge(void *ctx, int64_t bytes)
+{
+	struct budget *b = ctx;
+	if (bytes > 0 && b->used + bytes > b->limit)
+		return false;
+	b->used += bytes;
+	return true;
+}
+
+/* Values a caller does not keep get no node and no text, are counted, and
+ * are checked all the same. */
+static void kept_and_skipped(void **state)
+{
+	(void)state;
+	const char *t = "{\"a\":{\"x\":[1,2,{\"y\":\"z\"}],\"s\":\"t\"},\"b\":[1, 2 ,3],"
+			"\"c\":\"d\"}";
+	const struct mfs_json_opts o = {.keep = mfs_json_keep_shallow};
+	struct mfs_json j;
+	assert_int_equal(mfs_json_parse_opts(&j, t, strlen(t), &o), 0);
+	assert_int_equal(j.n, 6);  /* the root, a, x, s, b, c */
+	uint32_t a = mfs_json_member(&j, 0, "a"), b = mfs_json_member(&j, 0, "b");
+	uint32_t x = mfs_json_member(&j, a, "x");
+	assert_int_equal(j.v[x].type, MFS_JSON_ARR);
+	assert_int_equal(j.v[x].count, 3);
+	assert_int_equal(j.v[x].first, MFS_JSON_NIL);
+	span_is(&j, x, "[1,2,{\"y\":\"z\"}]");
+	assert_memory_equal(mfs_json_text(&j, mfs_json_member(&j, a, "s")), "t", 2);
+	assert_int_equal(j.v[b].count, 3);
+	uint64_t v[3];
+	uint32_t n;
+	assert_true(mfs_json_u64s(&j, b, v, 3, &n));
+	assert_int_equal(n, 3);
+	assert_true(v[0] == 1 && v[1] == 2 && v[2] == 3);
+	assert_false(mfs_json_u64s(&j, b, v, 2, &n));   /* more than max */
+	assert_false(mfs_json_u64s(&j, x, v, 3, &n));   /* not all numbers */
+	assert_memory_equal(mfs_json_key(&j, mfs_json_member(&j, 0, "c")), "c", 2);
+	mfs_json_free(&j);
+	/* numbers u64s refuses: signs, fractions, exponents, too large */
+	static const char *const bad[] = {"[-1]", "[1.5]", "[1e3]", "[18446744073709551616]",
+					  "[1,\"2\"]", "[[1]]"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(mfs_json_parse(&j, bad[i], strlen(bad[i])), 0);
+		assert_false(mfs_json_u64s(&j, 0, v, 3, &n));
+		mfs_json_free(&j);
+	}
+	assert_int_equal(mfs_json_parse(&j, "[ ]", 3), 0);
+	assert_true(mfs_json_u64s(&j, 0, v, 3, &n));
+	assert_int_equal(n, 0);
+	mfs_json_free(&j);
+	/* what is not kept is checked */
+	static const char *const wrong[] = {"{\"a\":{\"x\":[1,\"\xff\"]}}", "{\"a\":{\"x\":[01]}}",
+					    "{\"a\":{\"x\":{\"k\" 1}}}", "{\"a\":[\"\\ud800\"]}"};
+	for (size_t i = 0; i < sizeof(wrong) / sizeof(wrong[0]); i++) {
+		assert_int_equal(mfs_json_parse_opts(&j, wrong[i], strlen(wrong[i]), &o), -1);
+		mfs_json_free(&j);
+	}
+	size_t deep = MFS_JSON_DEPTH_MAX + 2;
+	char *d = malloc(2 * deep + 8);
+	assert_non_null(d);
+	memcpy(d, "{\"a\":", 5);
+	memset(d + 5, '[', deep);
+	memset(d + 5 + deep, ']', deep);
+	d[5 + 2 * deep] = '}';
+	assert_int_equal(mfs_json_parse_opts(&j, d, 2 * deep + 6, &o), -1);
+	assert_non_null(strstr(j.err, "nested too deeply"));
+	mfs_json_free(&j);
+	free(d);
+}
+
+/* A node is 24 bytes and a kept document costs at most 12 bytes of nodes
+ * per source byte; what is not kept costs nothing; the charge option is
+ * asked before each allocation and given all of it back. */
+static void memory_bounded(void **state)
+{
+	(void)state;
+	size_t n = 1u << 20, len = 2 * n + 1;
+	char *t = malloc(len);
+	assert_non_null(t);
+	t[0] = '[';
+	for (size_t i = 0; i < n; i++)
+		memcpy(t + 1 + 2 * i, i + 1 < n ? "0," : "0]", 2);
+	struct budget b = {0, INT64_MAX};
+	struct mfs_json_opts o = {.charge = charge, .ctx = &b};
+	struct mfs_json j;
+	assert_int_equal(mfs_json_parse_opts(&j, t, len, &o), 0);
+	assert_int_equal(j.n, n + 1);
+	assert_int_equal(sizeof(j.v[0]), 24);
+	assert_true((size_t)b.used >= j.cap * sizeof(j.v[0]) + j.text.cap);
+	assert_true(j.cap <= 2 * (n + 1));
+	mfs_json_free(&j);
+	assert_int_equal(b.used, 0);
+	/* the same array below the top level, not kept: one node */
+	char *u = malloc(len + 16);
+	assert_non_null(u);
+	memcpy(u, "{\"a\":{\"b\":", 10);
+	memcpy(u + 10, t, len);
+	memcpy(u + 10 + len, "}}", 2);
+	o.keep = mfs_json_keep_shallow;
+	assert_int_equal(mfs_json_parse_opts(&j, u, len + 12, &o), 0);
+	assert_int_equal(j.n, 3);
+	assert_true(b.used < 8192);
+	mfs_json_free(&j);
+	/* a refused charge fails the parse for memory */
+	b = (struct budget){0, 64 * 1024};
+	o.keep = NULL;
+	assert_int_equal(mfs_json_parse_opts(&j, t, len, &o), -1);
+	assert_true(j.oom);
+	assert_non_null(strstr(j.err, "out of memory"));
+	mfs_json_free(&j);
+	assert_int_equal(b.used, 0);
+	free(u);
+	free(t);
 }
 
 int main(void)
@@ -225,6 +344,8 @@ int main(void)
 		cmocka_unit_test(duplicates_and_writer),
 		cmocka_unit_test(strings_written),
 		cmocka_unit_test(byte_strings_round_trip),
+		cmocka_unit_test(kept_and_skipped),
+		cmocka_unit_test(memory_bounded),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

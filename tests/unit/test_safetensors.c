@@ -7,8 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "bytes.h"
 #include "helpers.h"
+#include "safetensors.h"
 
 /* A file of header text hdr (padded to 8 bytes when pad) and buffer data. */
 static uint8_t *st_file(const char *hdr, bool pad, const void *data, size_t dlen, size_t *len)
@@ -158,28 +160,51 @@ static void test_dtypes(void **state)
 	}
 }
 
-/* Dtypes without a NumPy type: shape, dtype and data only. */
+/* Dtypes without a NumPy type: shape, dtype and data only. Sub-byte ones
+ * (the reference library's bitsize) show the header's shape over their
+ * packed bytes, whose length must be whole (its MisalignedSlice). */
 static void test_opaque(void **state)
 {
 	(void)state;
-	uint8_t d[7] = {1, 2, 3, 4, 5, 6, 7};
+	uint8_t d[15] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
 	struct mfs_model *m = st_open(
 		"{\"e\":{\"dtype\":\"F8_E8M0\",\"shape\":[2],\"data_offsets\":[0,2]},"
-		"\"f4\":{\"dtype\":\"F4\",\"shape\":[2,2],\"data_offsets\":[2,4]},"
-		"\"z\":{\"dtype\":\"Q9_Xy\",\"shape\":[3],\"data_offsets\":[4,7]}}",
+		"\"f4\":{\"dtype\":\"F4\",\"shape\":[3,2],\"data_offsets\":[2,5]},"
+		"\"f6\":{\"dtype\":\"F6_E2M3\",\"shape\":[2,2],\"data_offsets\":[5,8]},"
+		"\"g6\":{\"dtype\":\"F6_E3M2\",\"shape\":[4],\"data_offsets\":[8,11]},"
+		"\"u\":{\"dtype\":\"F8_E4M3FNUZ\",\"shape\":[1],\"data_offsets\":[11,12]},"
+		"\"z\":{\"dtype\":\"Q9_Xy\",\"shape\":[3],\"data_offsets\":[12,15]}}",
 		false, d, sizeof(d));
 	check_list(m, "tensors/e", "shape dtype data");
 	tcheck(m, "tensors/e/dtype", "f8_e8m0\n");
 	tcheck(m, "tensors/e/shape", "2\n");
+	check_list(m, "tensors/f4", "shape dtype data");
 	tcheck(m, "tensors/f4/dtype", "f4\n");
-	tcheck(m, "tensors/f4/shape", "2\n");
+	tcheck(m, "tensors/f4/shape", "3 2\n");
+	tcheck(m, "tensors/f4/data", "\x03\x04\x05");
+	tcheck(m, "tensors/f6/shape", "2 2\n");
+	tcheck(m, "tensors/f6/data", "\x06\x07\x08");
+	tcheck(m, "tensors/g6/dtype", "f6_e3m2\n");
+	tcheck(m, "tensors/g6/shape", "4\n");
+	tcheck(m, "tensors/u/dtype", "f8_e4m3fnuz\n");
 	tcheck(m, "tensors/z/dtype", "q9_xy\n");
 	tcheck(m, "tensors/z/shape", "3\n");
-	tcheck(m, "tensors/z/data", "\x05\x06\x07");
+	tcheck(m, "tensors/z/data", "\x0d\x0e\x0f");
+	/* offsets: 8 + the 352 header bytes + data_offsets */
+	tcheck(m, "index", "e\tf8_e8m0\t2\t360\t2\n" "f4\tf4\t3 2\t362\t3\n"
+		"f6\tf6_e2m3\t2 2\t365\t3\n" "g6\tf6_e3m2\t4\t368\t3\n"
+		"u\tf8_e4m3fnuz\t1\t371\t1\n" "z\tq9_xy\t3\t372\t3\n");
 	tclose(m);
-	/* A known sub-byte dtype has its size checked. */
+	/* A known sub-byte dtype has its size checked: 3 F4 are 12 bits, 3
+	 * F6 18, which end inside a byte; 4 F4 are 2 bytes, not 3. */
 	st_refused("{\"f4\":{\"dtype\":\"F4\",\"shape\":[3],\"data_offsets\":[0,2]}}", false, d,
 		   2);
+	st_refused("{\"f4\":{\"dtype\":\"F4\",\"shape\":[3],\"data_offsets\":[0,1]}}", false, d,
+		   1);
+	st_refused("{\"f6\":{\"dtype\":\"F6_E2M3\",\"shape\":[3],\"data_offsets\":[0,3]}}", false,
+		   d, 3);
+	st_refused("{\"f4\":{\"dtype\":\"F4\",\"shape\":[4],\"data_offsets\":[0,3]}}", false, d,
+		   3);
 }
 
 static void test_refused(void **state)
@@ -221,11 +246,57 @@ static void test_refused(void **state)
 			 -EINVAL);
 	assert_non_null(strstr(err.msg, "100000000"));
 	free(b);
+	/* A shape of more dimensions than ST_DIMS_MAX is refused before it is
+	 * read; one of ST_DIMS_MAX reads. */
+	for (unsigned nd = ST_DIMS_MAX; nd <= ST_DIMS_MAX + 1; nd++) {
+		struct mfs_buf h = {0};
+		const char *head = "{\"a\":{\"dtype\":\"F32\",\"shape\":[1";
+		const char *tail = "],\"data_offsets\":[0,4]}}";
+		assert_int_equal(mfs_buf_add(&h, head, strlen(head)), 0);
+		for (unsigned k = 1; k < nd; k++)
+			assert_int_equal(mfs_buf_add(&h, ",1", 2), 0);
+		assert_int_equal(mfs_buf_add(&h, tail, strlen(tail) + 1), 0);
+		if (nd > ST_DIMS_MAX) {
+			st_refused(h.p, true, d, 4);
+		} else {
+			m = st_open(h.p, true, d, 4);
+			assert_int_equal(m->tensors[0].ndim, nd);
+			tclose(m);
+		}
+		mfs_buf_free(&h);
+	}
 	/* An empty file of tensors is fine. */
 	m = st_open("{}", true, NULL, 0);
 	check_list(m, "tensors", "");
 	tcheck(m, "index", "");
 	tclose(m);
+}
+
+/* What the reference library accepts beyond the common layout: fields of a
+ * tensor entry it does not know (any JSON, ignored: they cost no node),
+ * and a name or a metadata key given twice, of which the last counts (its
+ * maps keep the last); the earlier entry must still be well formed. */
+static void test_reference_rules(void **state)
+{
+	(void)state;
+	uint8_t d[8] = {1, 0, 0, 0, 2, 0, 0, 0};
+	struct mfs_model *m = st_open(
+		"{\"__metadata__\":{\"k\":\"old\",\"j\":\"x\",\"k\":\"new\"},"
+		"\"a\":{\"dtype\":\"I32\",\"shape\":[1],\"data_offsets\":[0,4],"
+		"\"junk\":[0,[1,{\"x\":\"y\"}],\"\\u00e9\"],\"more\":{\"shape\":7}},"
+		"\"b\":{\"dtype\":\"F64\",\"shape\":[9],\"data_offsets\":[0,72]},"
+		"\"b\":{\"dtype\":\"I32\",\"shape\":[],\"data_offsets\":[4,8]}}",
+		true, d, sizeof(d));
+	check_list(m, "metadata", "j k");
+	tcheck(m, "metadata/k", "new\n");
+	check_list(m, "tensors", "a b");
+	tcheck(m, "tensors/a/values.txt", "1\n");
+	tcheck(m, "tensors/b/values.txt", "2\n");
+	tcheck(m, "index", "a\tint32\t1\t272\t4\nb\tint32\t\t276\t4\n");
+	tclose(m);
+	/* an earlier duplicate that is not a tensor entry is still refused */
+	st_refused("{\"b\":7,\"b\":{\"dtype\":\"I32\",\"shape\":[2],\"data_offsets\":[0,8]}}",
+		   true, d, 8);
 }
 
 /* Apply a write, reopen the result, and hand both back. */
@@ -457,6 +528,7 @@ int main(void)
 		cmocka_unit_test(test_dtypes),
 		cmocka_unit_test(test_opaque),
 		cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_reference_rules),
 		cmocka_unit_test(test_edit_values),
 		cmocka_unit_test(test_edit_bf16_f8),
 		cmocka_unit_test(test_edit_metadata),

@@ -1,0 +1,420 @@
+/* Dotted tensor names split into directories (see dotted.h).
+ *
+ * The builder keeps its own hash from (parent node, raw component, kind) to
+ * the node made for it: the node's name is escaped and possibly given a ~N
+ * suffix by the core, so it cannot be found again from the raw bytes by
+ * name alone. Directories and links have separate keys: a link never holds
+ * children. A name below a link into the same sibling (sharded `a.b` and
+ * `a.b.c` in one shard, `a.b` added first) is reached through that link
+ * and adds nothing; otherwise a name that is both gets a directory and a
+ * link, the later one with a ~1 suffix.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bytes.h"
+#include "buf.h"
+#include "dotted.h"
+#include "model_impl.h"
+
+enum { KEY_DIR = 0, KEY_LINK = 1 };
+
+/* Directories made for components: at most DIRS_FREE, plus one per
+ * DIR_BYTES bytes of the names added so far (real names make one per ten
+ * bytes or more), and at most DEPTH_MAX for one name. Past either, the rest of
+ * a name stays whole as its last component, separators and all: names
+ * such as "a.a.a..." or "...." make as many directories as their bytes
+ * allow, not one per byte, and no deeper tree than real names. */
+#define DIRS_FREE 1024u
+#define DIR_BYTES 4u
+#define DEPTH_MAX 64u
+
+struct slot {
+	uint64_t h;
+	mfs_id parent, id;     /* id MFS_NONE: empty slot */
+	uint32_t kind;
+	size_t off, len;       /* the raw component in pool */
+	size_t soff, slen;     /* a link's sibling in pool */
+};
+
+struct mfs_dotted {
+	struct mfs_model *m;
+	mfs_id root;
+	char seps[8];
+	struct slot *slots;
+	size_t nslots, used;   /* nslots: power of two */
+	char *pool;
+	size_t plen, pcap;
+	char *index;           /* the index file's text so far */
+	size_t ilen, icap;
+	uint64_t name_bytes;   /* of the names added so far */
+	uint64_t dirs;         /* directories made for components */
+	bool failed;
+};
+
+/* Out of memory: the open fails with ENOMEM, as for the mfs_add_* calls. */
+static void no_memory(struct mfs_dotted *d)
+{
+	struct mfs_model_impl *im = d->m->impl;
+	d->failed = true;
+	if (!im->build_err) {
+		im->build_err = ENOMEM;
+		snprintf(im->build_msg, sizeof(im->build_msg), "out of memory");
+	}
+}
+
+static bool reserve(struct mfs_dotted *d, char **buf, size_t *cap, size_t len, size_t more)
+{
+	if (d->failed)
+		return false;
+	if (MFS_ARRAY_RESERVE(*buf, len, *cap, more, 256) == 0)
+		return true;
+	no_memory(d);
+	return false;
+}
+
+struct mfs_dotted *mfs_dotted_new(struct mfs_model *m, mfs_id root, const char *seps)
+{
+	struct mfs_dotted *d = calloc(1, sizeof(*d));
+	if (!d)
+		return NULL;
+	d->m = m;
+	d->root = root;
+	snprintf(d->seps, sizeof(d->seps), "%s", seps);
+	return d;
+}
+
+static uint64_t key_hash(mfs_id parent, uint32_t kind, const char *s, size_t n)
+{
+	return mfs_hash64(s, n, ((uint64_t)parent << 1) | kind);
+}
+
+/* The slot of (parent, kind, s[0, n)): the matching one or the empty one
+ * where it goes. */
+static struct slot *find(struct mfs_dotted *d, mfs_id parent, uint32_t kind, const char *s,
+			 size_t n, uint64_t h)
+{
+	size_t mask = d->nslots - 1;
+	for (size_t j = (size_t)h & mask;; j = (j + 1) & mask) {
+		struct slot *e = &d->slots[j];
+		if (e->id == MFS_NONE)
+			return e;
+		if (e->h == h && e->parent == parent && e->kind == kind && e->len == n &&
+		    memcmp(d->pool + e->off, s, n) == 0)
+			return e;
+	}
+}
+
+static bool grow_slots(struct mfs_dotted *d)
+{
+	if ((d->used + 1) * 2 <= d->nslots)
+		return true;
+	size_t n = d->nslots ? d->nslots * 2 : 256;
+	struct slot *s = malloc(n * sizeof(*s));
+	if (!s) {
+		no_memory(d);
+		return false;
+	}
+	for (size_t i = 0; i < n; i++)
+		s[i].id = MFS_NONE;
+	for (size_t i = 0; i < d->nslots; i++) {
+		if (d->slots[i].id == MFS_NONE)
+			continue;
+		size_t j = (size_t)d->slots[i].h & (n - 1);
+		while (s[j].id != MFS_NONE)
+			j = (j + 1) & (n - 1);
+		s[j] = d->slots[i];
+	}
+	free(d->slots);
+	d->slots = s;
+	d->nslots = n;
+	return true;
+}
+
+/* Remember node id as (parent, kind, s[0, n)). */
+static void remember(struct mfs_dotted *d, mfs_id parent, uint32_t kind, const char *s,
+		     size_t n, mfs_id id)
+{
+	/* One spare byte: the pool exists even when every component is empty. */
+	if (id == MFS_NONE || !grow_slots(d) || !reserve(d, &d->pool, &d->pcap, d->plen, n + 1))
+		return;
+	uint64_t h = key_hash(parent, kind, s, n);
+	struct slot *e = find(d, parent, kind, s, n, h);
+	if (e->id != MFS_NONE)
+		return;
+	memcpy(d->pool + d->plen, s, n);
+	*e = (struct slot){h, parent, id, kind, d->plen, n, 0, 0};
+	d->plen += n;
+	d->used++;
+}
+
+static struct slot *slot_of(struct mfs_dotted *d, mfs_id parent, uint32_t kind, const char *s,
+			    size_t n)
+{
+	if (!d->nslots)
+		return NULL;
+	struct slot *e = find(d, parent, kind, s, n, key_hash(parent, kind, s, n));
+	return e->id == MFS_NONE ? NULL : e;
+}
+
+static mfs_id recall(struct mfs_dotted *d, mfs_id parent, uint32_t kind, const char *s, size_t n)
+{
+	struct slot *e = slot_of(d, parent, kind, s, n);
+	return e ? e->id : MFS_NONE;
+}
+
+static bool is_view_name(const char *s, size_t n)
+{
+	static const char *const views[] = {"shape", "dtype", "values.txt", "data", "data.npy",
+					    "matrix.mtx"};
+	for (size_t i = 0; i < sizeof(views) / sizeof(views[0]); i++)
+		if (strlen(views[i]) == n && memcmp(views[i], s, n) == 0)
+			return true;
+	return false;
+}
+
+/* The raw name asked of the core for component s[0, n): a view's name gets
+ * "~1", as a duplicate would (written to req); the core escapes the rest. */
+static const char *request_name(const char *s, size_t *n, char req[16])
+{
+	if (!is_view_name(s, *n))
+		return s;
+	memcpy(req, s, *n);
+	memcpy(req + *n, "~1", 2);
+	*n += 2;
+	return req;
+}
+
+/* Length of the component starting at s, up to end. */
+static size_t comp_len(const struct mfs_dotted *d, const char *s, const char *end)
+{
+	const char *p = s;
+	while (p < end && !memchr(d->seps, *p, strlen(d->seps)))
+		p++;
+	return (size_t)(p - s);
+}
+
+/* The directory of every component but the last, made as needed; sets
+ * *last and *last_len to the last component (the rest of the name once
+ * no more directories may be made). MFS_NONE after a failure. */
+static mfs_id walk(struct mfs_dotted *d, const char *name, size_t len, const char **last,
+		   size_t *last_len)
+{
+	if (!d || d->failed)
+		return MFS_NONE;
+	const char *p = name, *end = name + len;
+	mfs_id dir = d->root;
+	d->name_bytes += len;
+	for (unsigned depth = 0;; depth++) {
+		size_t n = comp_len(d, p, end);
+		mfs_id c = p + n == end || depth == DEPTH_MAX ? MFS_NONE
+							      : recall(d, dir, KEY_DIR, p, n);
+		if (p + n == end || depth == DEPTH_MAX ||
+		    (c == MFS_NONE && d->dirs >= DIRS_FREE + d->name_bytes / DIR_BYTES)) {
+			*last = p;
+			*last_len = (size_t)(end - p);
+			return dir;
+		}
+		if (c == MFS_NONE) {
+			d->dirs++;
+			char req[16];
+			size_t rl = n;
+			const char *r = request_name(p, &rl, req);
+			c = mfs_add_dir(d->m, dir, r, rl);
+			if (c == MFS_NONE)
+				return MFS_NONE;
+			remember(d, dir, KEY_DIR, p, n, c);
+		}
+		dir = c;
+		p += n + 1;
+	}
+}
+
+/* Add bytes to the index text. */
+static void index_put(struct mfs_dotted *d, const char *s, size_t n)
+{
+	if (!n || !reserve(d, &d->index, &d->icap, d->ilen, n))
+		return;
+	memcpy(d->index + d->ilen, s, n);
+	d->ilen += n;
+}
+
+/* The full name in the index: tab, newline and backslash as \t, \n, \\ so
+ * that each tensor stays one line of tab-separated fields. */
+static void index_name(struct mfs_dotted *d, const char *name, size_t len)
+{
+	size_t start = 0;
+	for (size_t i = 0; i < len; i++) {
+		const char *esc = name[i] == '\t' ? "\\t" : name[i] == '\n' ? "\\n"
+				: name[i] == '\\' ? "\\\\" : NULL;
+		if (!esc)
+			continue;
+		index_put(d, name + start, i - start);
+		index_put(d, esc, 2);
+		start = i + 1;
+	}
+	index_put(d, name + start, len - start);
+}
+
+static void index_line(struct mfs_dotted *d, const char *name, size_t len,
+		       const struct mfs_tensor *t, uint64_t off, uint64_t bytes)
+{
+	char buf[64];
+	index_name(d, name, len);
+	index_put(d, "\t", 1);
+	const char *dt = mfs_tensor_dtype_name(t);
+	index_put(d, dt, strlen(dt));
+	index_put(d, "\t", 1);
+	for (uint32_t i = 0; i < t->ndim; i++) {
+		int n = snprintf(buf, sizeof(buf), "%s%" PRIu64, i ? " " : "", t->dims[i]);
+		index_put(d, buf, (size_t)n);
+	}
+	int n = off == UINT64_MAX ? snprintf(buf, sizeof(buf), "\t-\t%" PRIu64 "\n", bytes)
+				  : snprintf(buf, sizeof(buf), "\t%" PRIu64 "\t%" PRIu64 "\n", off,
+					     bytes);
+	index_put(d, buf, (size_t)n);
+}
+
+mfs_id mfs_dotted_add(struct mfs_dotted *d, const char *name, size_t len,
+		      const struct mfs_tensor *t, uint64_t off, uint64_t bytes)
+{
+	const char *last;
+	size_t n;
+	mfs_id dir = walk(d, name, len, &last, &n);
+	if (dir == MFS_NONE)
+		return MFS_NONE;
+	index_line(d, name, len, t, off, bytes);
+	/* A directory made for a longer name becomes this tensor's directory;
+	 * a second tensor of the same name gets its own (~N). */
+	mfs_id c = recall(d, dir, KEY_DIR, last, n);
+	if (c != MFS_NONE && !mfs_node_tensor(d->m, c))
+		return mfs_attach_tensor(d->m, c, t) < 0 ? MFS_NONE : c;
+	char req[16];
+	size_t rl = n;
+	const char *r = request_name(last, &rl, req);
+	mfs_id id = mfs_add_tensor(d->m, dir, r, rl, t);
+	if (c == MFS_NONE)
+		remember(d, dir, KEY_DIR, last, n, id);
+	return id;
+}
+
+/* Append s[0, n) to buf at *pos (size bytes); false when it does not fit. */
+static bool append(char *buf, size_t size, size_t *pos, const char *s, size_t n)
+{
+	if (*pos + n >= size)
+		return false;
+	memcpy(buf + *pos, s, n);
+	*pos += n;
+	buf[*pos] = '\0';
+	return true;
+}
+
+/* Path of a name's components inside a model directory as the dotted rule
+ * names them (escaped, view names with ~1), without uniqueness suffixes. */
+static bool dotted_path(const struct mfs_dotted *d, const char *name, size_t len, char *buf,
+			size_t size, size_t *pos)
+{
+	const char *p = name, *end = name + len;
+	for (;;) {
+		size_t n = comp_len(d, p, end);
+		char esc[300];
+		size_t el = mfs_escape_name(p, n, esc);
+		if (is_view_name(p, n))
+			memcpy(esc + el, "~1", 3), el += 2;
+		if (!append(buf, size, pos, "/", 1) || !append(buf, size, pos, esc, el))
+			return false;
+		if (p + n == end)
+			return true;
+		p += n + 1;
+	}
+}
+
+/* The link already made for a proper prefix of name into the same sibling,
+ * or MFS_NONE. The sibling's directory for that prefix holds the rest of
+ * the name (the same dotted layout), so name is reached through it. */
+static mfs_id through_link(struct mfs_dotted *d, const char *name, size_t len,
+			   const char *sibling)
+{
+	const char *p = name, *end = name + len;
+	size_t sl = strlen(sibling);
+	mfs_id dir = d->root;
+	for (;;) {
+		size_t n = comp_len(d, p, end);
+		if (p + n == end)
+			return MFS_NONE;
+		struct slot *e = slot_of(d, dir, KEY_LINK, p, n);
+		if (e && e->slen == sl && memcmp(d->pool + e->soff, sibling, sl) == 0)
+			return e->id;
+		dir = recall(d, dir, KEY_DIR, p, n);
+		if (dir == MFS_NONE)
+			return MFS_NONE;
+		p += n + 1;
+	}
+}
+
+mfs_id mfs_dotted_add_link(struct mfs_dotted *d, const char *name, size_t len,
+			   const char *sibling)
+{
+	if (!d || d->failed)
+		return MFS_NONE;
+	mfs_id via = through_link(d, name, len, sibling);
+	if (via != MFS_NONE)
+		return via;
+	const char *last;
+	size_t n;
+	mfs_id dir = walk(d, name, len, &last, &n);
+	if (dir == MFS_NONE)
+		return MFS_NONE;
+	/* Out of the link's directory and of the model directory, into the
+	 * sibling, then down the same path. */
+	char target[4096] = "", base[4096];
+	size_t pos = 0;
+	uint32_t ups = 1;
+	for (mfs_id i = dir; i != MFS_ROOT && i < d->m->nnodes; i = d->m->nodes[i].parent)
+		ups++;
+	for (uint32_t i = 0; i < ups; i++)
+		if (!append(target, sizeof(target), &pos, "../", 3))
+			return MFS_NONE;
+	int bl = mfs_node_path(d->m, d->root, base, sizeof(base));
+	if (bl < 0 || !append(target, sizeof(target), &pos, sibling, strlen(sibling)) ||
+	    (bl && (!append(target, sizeof(target), &pos, "/", 1) ||
+		    !append(target, sizeof(target), &pos, base, (size_t)bl))) ||
+	    !dotted_path(d, name, len, target, sizeof(target), &pos))
+		return MFS_NONE;
+	if (recall(d, dir, KEY_LINK, last, n) != MFS_NONE)
+		return MFS_NONE;  /* the same name twice: the first one stands */
+	char req[16];
+	size_t rl = n;
+	const char *r = request_name(last, &rl, req);
+	mfs_id id = mfs_add_link_text(d->m, dir, r, rl, target, pos);
+	remember(d, dir, KEY_LINK, last, n, id);
+	size_t sl = strlen(sibling);
+	struct slot *e = id == MFS_NONE ? NULL : slot_of(d, dir, KEY_LINK, last, n);
+	if (e && reserve(d, &d->pool, &d->pcap, d->plen, sl + 1)) {
+		memcpy(d->pool + d->plen, sibling, sl);
+		e->soff = d->plen;
+		e->slen = sl;
+		d->plen += sl;
+	}
+	return id;
+}
+
+void mfs_dotted_finish(struct mfs_dotted *d, mfs_id dir)
+{
+	if (!d)
+		return;
+	if (dir != MFS_NONE && !d->failed) {
+		/* mfs_add_text appends the last newline itself. */
+		size_t n = d->ilen ? d->ilen - 1 : 0;
+		mfs_id id = mfs_add_text(d->m, dir, "index", 5, d->index ? d->index : "", n, 0);
+		if (id != MFS_NONE && !d->ilen)
+			d->m->nodes[id].u.text.len = 0;
+	}
+	free(d->slots);
+	free(d->pool);
+	free(d->index);
+	free(d);
+}
