@@ -17,6 +17,7 @@
 #include "cli.h"
 #include "cli_impl.h"
 #include "commit.h"
+#include "fdio.h"
 #include "runtime.h"
 #include "view.h"
 
@@ -131,15 +132,19 @@ int cli_open(struct cli_model *cm, const char *file, bool write)
 	 * rolled back first. A failure is reported; reading goes on (as in the
 	 * mount), writing does not. */
 	struct mfs_err err = {0};
-	if (mfs_recover_file(cm->dirfd, cm->base, &err) < 0) {
-		cli_fail(file, NULL, &err);
-		if (write)
+	int rr = mfs_recover_file(cm->dirfd, cm->base, &err);
+	if (rr < 0 || rr == MFS_JOURNAL_LEFT) {
+		cli_fail(file, NULL, &err);  /* a journal left alone: told, and read on */
+		if (write && rr < 0)
 			return CLI_ERR;
 		mfs_err_clear(&err);
 	}
 	/* Not rolled back (no write access, or a commit holds it): the file
 	 * may be half patched, and is not read. */
-	if (mfs_journal_abandoned(cm->dirfd, cm->base, &err) != 0) {
+	int ab = mfs_journal_abandoned(cm->dirfd, cm->base, &err);
+	if (ab == MFS_JOURNAL_LEFT) {
+		mfs_err_clear(&err);  /* told above */
+	} else if (ab != 0) {
 		if (err.code != EBUSY)
 			mfs_error(&err, EIO, "an interrupted commit left a journal: recover the file"
 				  " first (a writable mount, or `modelfs` run with write access)");
@@ -463,22 +468,6 @@ out:
 
 /* ---- cat ------------------------------------------------------------------ */
 
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-	while (len) {
-		ssize_t n = write(fd, p, len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* Source bytes [off, off + len) to stdout: by sendfile where it works,
  * else through buf. Returns 0 or -errno (with err set). */
 static int copy_source(const struct mfs_model *m, uint64_t off, uint64_t len, char *buf,
@@ -498,7 +487,7 @@ static int copy_source(const struct mfs_model *m, uint64_t off, uint64_t len, ch
 		} else {
 			n = pread(m->fd, buf, k, (off_t)off);
 			if (n > 0) {
-				int w = write_all(STDOUT_FILENO, buf, (size_t)n);
+				int w = mfs_write_all(STDOUT_FILENO, buf, (size_t)n, MFS_AT_POS);
 				if (w < 0)
 					return mfs_error(err, -w, "cannot write the output: %s",
 							 strerror(-w));
@@ -554,7 +543,7 @@ static int cmd_cat(const struct cli_cmd *cmd, const struct cli_args *a)
 		if (m->fd >= 0 && mfs_view_segments(m, id, off, CAT_CHUNK, &seg) == 1) {
 			if (!seg.mem_len && !seg.src_len)
 				break;
-			int w = write_all(STDOUT_FILENO, seg.mem, (size_t)seg.mem_len);
+			int w = mfs_write_all(STDOUT_FILENO, seg.mem, (size_t)seg.mem_len, MFS_AT_POS);
 			if (w < 0) {
 				ret = cli_failf(file, path, -w, "cannot write the output: %s",
 						strerror(-w));
@@ -574,7 +563,7 @@ static int cmd_cat(const struct cli_cmd *cmd, const struct cli_args *a)
 		}
 		if (n == 0)
 			break;
-		int w = write_all(STDOUT_FILENO, buf, (size_t)n);
+		int w = mfs_write_all(STDOUT_FILENO, buf, (size_t)n, MFS_AT_POS);
 		if (w < 0) {
 			ret = cli_failf(file, path, -w, "cannot write the output: %s", strerror(-w));
 			goto out;

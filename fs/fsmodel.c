@@ -95,17 +95,25 @@ static struct mref *parse(struct inode *dir, const char *name, struct stat *st,
 	int dfd = dir_fd(dir);
 	if (!fs->o.ro) {
 		/* A commit cut short by a crash is rolled back before anyone
-		 * reads; a journal a commit holds is left to it. */
+		 * reads; a journal a commit holds is left to it, and one that
+		 * is not ours (or fails a check) is reported and left alone. */
 		struct mfs_err rerr = {0};
-		if (mfs_recover_file(dfd, name, &rerr) < 0 && rerr.code != EBUSY)
+		int rr = mfs_recover_file(dfd, name, &rerr);
+		if (rr == MFS_JOURNAL_LEFT || (rr < 0 && rerr.code != EBUSY))
 			log_error(dir, name, rerr.code, rerr.msg);
-	} else if (mfs_journal_abandoned(dfd, name, err) != 0) {
-		/* Read-only: the file may be half patched, and is not ours to
-		 * roll back. */
-		if (err->code != EBUSY)
-			mfs_error(err, EIO, "an interrupted commit left a journal: a writable mount"
-				  " must recover the file first");
-		return NULL;
+	} else {
+		int ab = mfs_journal_abandoned(dfd, name, err);
+		if (ab == MFS_JOURNAL_LEFT) {
+			log_error(dir, name, err->code, err->msg);
+			mfs_err_clear(err);
+		} else if (ab != 0) {
+			/* Read-only: the file may be half patched, and is not
+			 * ours to roll back. */
+			if (err->code != EBUSY)
+				mfs_error(err, EIO, "an interrupted commit left a journal: a writable"
+					  " mount must recover the file first");
+			return NULL;
+		}
 	}
 	struct mfs_model *m;
 	int r = mfs_model_open_rt(&m, fs->rt, dfd, name, NULL, err);

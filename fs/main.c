@@ -222,14 +222,26 @@ static void fuse_logger(enum fuse_log_level level, const char *fmt, va_list ap)
 		"%s", buf);
 }
 
+/* A journal the sweep left alone (or could not recover): a line in the log
+ * and in .modelfs/errors, under the path of the file it sits beside. */
+static void recover_report(void *ctx, const char *name, const struct mfs_err *err)
+{
+	const char *dir = ctx;
+	char path[4096];
+	snprintf(path, sizeof(path), "%s%s%s", dir, dir[0] ? "/" : "", name);
+	log_error(NULL, path, err->code, err->msg);
+}
+
 /* Leftover temporary and journal files of commits cut short: roll back,
- * remove. The root now; every other directory in the background. */
-static void recover_tree(int dfd, int depth, bool root_only)
+ * remove. The root before the mount (self, not below); every other
+ * directory in the background (below, not self). rel: the directory's path
+ * in SOURCE ("" for the root). */
+static void recover_tree(int dfd, const char *rel, int depth, bool self, bool below)
 {
 	struct mfs_err err = {0};
-	if (mfs_recover_dir(dfd, &err) < 0)
+	if (self && mfs_recover_dir(dfd, recover_report, (void *)rel, &err) < 0)
 		log_msg(LOG_ERR, "recovery: %s", err.msg);
-	if (root_only || depth > 64)
+	if (!below || depth > 64)
 		return;
 	int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
@@ -244,10 +256,12 @@ static void recover_tree(int dfd, int depth, bool root_only)
 		    src_hidden(dfd, e->d_name))
 			continue;
 		int sub = openat(dfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (sub >= 0) {
-			recover_tree(sub, depth + 1, false);
+		char *path = NULL;
+		if (sub >= 0 && asprintf(&path, "%s%s%s", rel, rel[0] ? "/" : "", e->d_name) >= 0)
+			recover_tree(sub, path, depth + 1, true, true);
+		free(path);
+		if (sub >= 0)
 			close(sub);
-		}
 	}
 	closedir(d);
 }
@@ -257,7 +271,7 @@ static void *recover_thread(void *arg)
 	struct fsstate *fs = arg;
 	int fd = openat(fs->root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd >= 0) {
-		recover_tree(fd, 0, false);
+		recover_tree(fd, "", 0, false, true);
 		close(fd);
 	}
 	return NULL;
@@ -488,7 +502,7 @@ static int prepare(struct fsstate *fs, const struct cli *cli, struct fuse_args *
 	if (!fs->o.ro) {
 		int rfd = openat(fs->root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (rfd >= 0) {
-			recover_tree(rfd, 0, true);
+			recover_tree(rfd, "", 0, true, false);
 			close(rfd);
 		}
 	}

@@ -5,10 +5,12 @@ import hashlib
 import os
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
 import time
+import zlib
 
 BIN = os.environ.get("MFS_BIN", "build/fs/modelfs")
 # MFS_VALGRIND=1: run the daemon under valgrind's memcheck; any error or
@@ -136,6 +138,22 @@ class Mount:
         if check and r.returncode != 0:
             raise AssertionError("command failed (%d): %s\n%s%s" % (r.returncode, cmd, r.stdout, r.stderr))
         return r
+
+
+def rollback_journal(st, spans, size=None):
+    """The rollback journal an in-place commit of a file of stat st leaves
+    when it is cut short (codecs/core/journal.c, format MFSJRNL2): a 56-byte
+    header (magic, device, inode, file size, spans, journal length, the
+    header's CRC-32), (offset, length, old bytes) per span, the CRC-32 of
+    all before it and an end mark. spans = [(offset, old bytes)]; size: the
+    file size to record instead of st's."""
+    total = 56 + sum(16 + len(d) for _, d in spans) + 16
+    head = b"MFSJRNL2" + struct.pack("<QQQQQ", st.st_dev, st.st_ino,
+                                     st.st_size if size is None else size, len(spans), total)
+    body = head + struct.pack("<II", zlib.crc32(head), 0)
+    for off, data in spans:
+        body += struct.pack("<QQ", off, len(data)) + data
+    return body + struct.pack("<Q", zlib.crc32(body)) + b"MFSJEND2"
 
 
 def settle(path):

@@ -21,7 +21,7 @@ import time
 
 import numpy as np
 
-from harness import BIN, DATA, Mount, check, eq
+from harness import BIN, DATA, Mount, check, eq, rollback_journal
 from harness import run as run_tests
 
 HAVE_FUSE = os.path.exists("/dev/fuse") and shutil.which("fusermount3") is not None
@@ -573,33 +573,14 @@ def test_set():
             eq(sha(t), before, "read-only source")
 
 
-def hash64(data, seed):
-    """codecs/core/bytes.h mfs_hash64 (FNV-1a with a final mix)."""
-    m = (1 << 64) - 1
-    h = 0xcbf29ce484222325 ^ seed
-    for b in data:
-        h ^= b
-        h = (h * 0x100000001b3) & m
-    h ^= h >> 33
-    h = (h * 0xff51afd7ed558ccd) & m
-    h ^= h >> 33
-    return h
-
-
 def journal(path, spans):
     """The rollback journal an in-place commit of path leaves when it is cut
-    short (codecs/core/commit.c): spans = [(offset, old bytes)]."""
-    import struct
-    st = os.stat(path)
-    name = os.path.basename(path).encode()
-    j = b"MFSJRNL1" + struct.pack("<5Q", st.st_dev, st.st_ino, st.st_size, len(spans), len(name))
-    j += name
-    for off, old in spans:
-        j += struct.pack("<2Q", off, len(old)) + old
-    j += struct.pack("<Q", hash64(j, 0x6a726e6c)) + b"MFSJEND!"
-    with open(os.path.join(os.path.dirname(path), "." + os.path.basename(path) + ".mfs-journal"),
-              "wb") as f:
-        f.write(j)
+    short, as this process's user with mode 0600: spans = [(offset, old
+    bytes)]."""
+    jp = os.path.join(os.path.dirname(path), "." + os.path.basename(path) + ".mfs-journal")
+    fd = os.open(jp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(rollback_journal(os.stat(path), spans))
 
 
 def test_recovery():

@@ -8,50 +8,13 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <dirent.h>
 
-#include "bytes.h"
 #include "codec.h"
 #include "commit.h"
-#include "guard.h"
+#include "fdio.h"
+#include "journal.h"
 
-#define JOURNAL_MAGIC "MFSJRNL1"
-#define JOURNAL_END "MFSJEND!"
-#define JOURNAL_SUFFIX ".mfs-journal"
-#define TMP_MARK ".mfs-tmp."
-#define COPY_CHUNK (1u << 20)
-
-bool mfs_private_name(const char *name)
-{
-	if (name[0] != '.')
-		return false;
-	if (mfs_has_ext(name, JOURNAL_SUFFIX))
-		return true;
-	return strstr(name, TMP_MARK) != NULL;
-}
-
-/* ".<name>.mfs-journal", or a hashed form when name is too long. */
-static void journal_name(const char *name, char out[256])
-{
-	size_t n = strlen(name);
-	if (n + 1 + strlen(JOURNAL_SUFFIX) <= 255)
-		snprintf(out, 256, ".%s%s", name, JOURNAL_SUFFIX);
-	else
-		snprintf(out, 256, ".mfs-%016llx%s",
-			 (unsigned long long)mfs_hash64(name, n, 0x6a726e6c), JOURNAL_SUFFIX);
-}
-
-/* An open file description's lock on the whole of fd (so that even another
- * thread of this process sees it taken): exclusive or shared, waiting for
- * it or not (then -1 with errno EAGAIN or EACCES while another holds it).
- * A commit holds its temporary file's and its journal's from their creation
- * until they are renamed or removed (waiting while a recovery holds one a
- * moment); recovery leaves locked ones alone. */
-static int ofd_lock(int fd, bool exclusive, bool wait)
-{
-	struct flock fl = {.l_type = exclusive ? F_WRLCK : F_RDLCK, .l_whence = SEEK_SET};
-	return fcntl(fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &fl);
-}
+#define COPY_CHUNK MFS_COPY_CHUNK
 
 /* A new temporary file beside name, locked and still under its name (a
  * recovery may have removed it between its creation and the lock: then
@@ -62,8 +25,7 @@ static int tmp_open(int dirfd, const char *name, char out[256], struct mfs_err *
 		uint64_t rnd;
 		if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
 			rnd = (uint64_t)getpid() * 0x9e3779b97f4a7c15ull + (uint64_t)tries;
-		snprintf(out, 256, ".%.200s%s%012llx", name, TMP_MARK,
-			 (unsigned long long)(rnd & 0xffffffffffffull));
+		mfs_tmp_name(name, rnd, out);
 		int fd = openat(dirfd, out, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 		if (fd < 0 && errno != EEXIST)
 			return mfs_error(err, errno, "cannot create a temporary file beside %s: %s", name,
@@ -71,58 +33,11 @@ static int tmp_open(int dirfd, const char *name, char out[256], struct mfs_err *
 		if (fd < 0)
 			continue;
 		struct stat st;
-		if (ofd_lock(fd, true, true) == 0 && fstat(fd, &st) == 0 && st.st_nlink > 0)
+		if (mfs_ofd_lock(fd, true, true) == 0 && fstat(fd, &st) == 0 && st.st_nlink > 0)
 			return fd;
 		close(fd);
 	}
 	return mfs_error(err, EEXIST, "cannot find a free temporary name beside %s", name);
-}
-
-/* Removes the temporary file tmp unless a commit holds it. */
-static void remove_tmp(int dirfd, const char *tmp)
-{
-	int fd = openat(dirfd, tmp, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
-		return;
-	if (ofd_lock(fd, true, false) == 0)
-		unlinkat(dirfd, tmp, 0);
-	close(fd);
-}
-
-static int write_all(int fd, const void *buf, size_t len, uint64_t off)
-{
-	const char *p = buf;
-	while (len) {
-		ssize_t n = pwrite(fd, p, len, (off_t)off);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= (size_t)n;
-		off += (uint64_t)n;
-	}
-	return 0;
-}
-
-static int read_all(int fd, void *buf, size_t len, uint64_t off)
-{
-	char *p = buf;
-	while (len) {
-		ssize_t n = pread(fd, p, len, (off_t)off);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (n == 0)
-			return -EIO;  /* the file shrank */
-		p += n;
-		len -= (size_t)n;
-		off += (uint64_t)n;
-	}
-	return 0;
 }
 
 /* The new data of span s to fd at off: in place, or gathered a chunk at a
@@ -130,51 +45,15 @@ static int read_all(int fd, void *buf, size_t len, uint64_t off)
 static int write_span(int fd, const struct mfs_span *s, uint64_t off, uint8_t *buf)
 {
 	if (s->data || !s->dlen)
-		return write_all(fd, s->data, (size_t)s->dlen, off);
+		return mfs_write_all(fd, s->data, (size_t)s->dlen, (int64_t)off);
 	int r = 0;
 	for (uint64_t done = 0; done < s->dlen && r == 0;) {
 		size_t n = s->dlen - done < COPY_CHUNK ? (size_t)(s->dlen - done) : COPY_CHUNK;
 		mfs_span_bytes(s, done, n, buf);
-		r = write_all(fd, buf, n, off + done);
+		r = mfs_write_all(fd, buf, n, (int64_t)(off + done));
 		done += n;
 	}
 	return r;
-}
-
-/* Copy [off, off + len) of src to dst at doff: in-kernel when possible. */
-static int copy_range(int src, uint64_t off, int dst, uint64_t doff, uint64_t len, char *buf)
-{
-	bool kernel = true;
-	while (len) {
-		size_t n = len > COPY_CHUNK * 64ull ? COPY_CHUNK * 64u : (size_t)len;
-		if (kernel) {
-			loff_t in = (loff_t)off, out = (loff_t)doff;
-			ssize_t r = copy_file_range(src, &in, dst, &out, n, 0);
-			if (r > 0) {
-				off += (uint64_t)r;
-				doff += (uint64_t)r;
-				len -= (uint64_t)r;
-				continue;
-			}
-			if (r == 0)
-				return -EIO;
-			if (errno == EINTR)
-				continue;
-			if (errno != EXDEV && errno != ENOSYS && errno != EINVAL && errno != EOPNOTSUPP)
-				return -errno;
-			kernel = false;
-		}
-		n = len > COPY_CHUNK ? COPY_CHUNK : (size_t)len;
-		int r = read_all(src, buf, n, off);
-		if (r == 0)
-			r = write_all(dst, buf, n, doff);
-		if (r < 0)
-			return r;
-		off += n;
-		doff += n;
-		len -= n;
-	}
-	return 0;
 }
 
 /* The file is still the one the model was made from. */
@@ -288,10 +167,10 @@ static int copy_old(struct patched *pa, int fd, uint64_t src, uint64_t dst, uint
 {
 	const struct mfs_model *m = pa->m;
 	if (m->fd < 0)
-		return write_all(fd, m->base + src, (size_t)len, dst);
+		return mfs_write_all(fd, m->base + src, (size_t)len, (int64_t)dst);
 	while (len) {
 		uint64_t n = pa->step && pa->next > dst && len > pa->next - dst ? pa->next - dst : len;
-		int r = copy_range(m->fd, src, fd, dst, n, buf);
+		int r = mfs_copy_range(m->fd, src, fd, dst, n, buf);
 		if (r < 0)
 			return r;
 		src += n;
@@ -339,92 +218,32 @@ struct bytes_arg {
 static int fill_bytes(int fd, void *arg, struct mfs_err *err)
 {
 	const struct bytes_arg *b = arg;
-	int r = write_all(fd, b->data, b->len, 0);
+	int r = mfs_write_all(fd, b->data, b->len, 0);
 	return r < 0 ? mfs_error(err, -r, "cannot write: %s", strerror(-r)) : 0;
 }
 
 /* ---- in place, under a rollback journal ------------------------------- */
 
-/* Appends to the journal, hashing what it writes. */
-struct jout {
-	int fd;
-	uint64_t pos, hash;
-};
+/* The journal's name holds a file already (one recovery leaves alone). */
+#define JOURNAL_TAKEN (-EEXIST)
 
-static int jput(struct jout *j, const void *data, size_t len)
-{
-	j->hash = mfs_hash64_add(j->hash, data, len);
-	int r = write_all(j->fd, data, len, j->pos);
-	j->pos += len;
-	return r;
-}
-
-/* The old bytes of span s into the journal, a chunk at a time. */
-static int jput_old(struct jout *j, const struct mfs_model *m, const struct mfs_span *s,
-		    uint8_t *buf)
-{
-	int r = 0;
-	for (uint64_t done = 0; done < s->len && r == 0;) {
-		size_t n = s->len - done < COPY_CHUNK ? (size_t)(s->len - done) : COPY_CHUNK;
-		const uint8_t *src = m->base + s->off + done;
-		if (m->fd >= 0) {
-			r = read_all(m->fd, buf, n, s->off + done);
-			src = buf;
-		}
-		if (r == 0)
-			r = jput(j, src, n);
-		done += n;
-	}
-	return r;
-}
-
-static int journal_write(int jfd, const char *name, const struct stat *st,
-			 const struct mfs_model *m, const struct mfs_patch *p, uint8_t *buf,
-			 struct mfs_err *err)
-{
-	/* Header, then (offset, length, old bytes) per span, then a checksum
-	 * of everything before it and an end mark: a torn journal is ignored.
-	 * Written as it is made: the old bytes pass through buf, one chunk. */
-	size_t nl = strlen(name);
-	struct jout j = {jfd, 0, mfs_hash64_start(0x6a726e6c)};
-	uint8_t h[8 * 6], *o = h;
-	memcpy(o, JOURNAL_MAGIC, 8), o += 8;
-	mfs_put_le64(o, (uint64_t)st->st_dev), o += 8;
-	mfs_put_le64(o, (uint64_t)st->st_ino), o += 8;
-	mfs_put_le64(o, m->size), o += 8;
-	mfs_put_le64(o, p->n), o += 8;
-	mfs_put_le64(o, nl);
-	int r = jput(&j, h, sizeof(h));
-	if (r == 0)
-		r = jput(&j, name, nl);
-	for (size_t i = 0; i < p->n && r == 0; i++) {
-		mfs_put_le64(h, p->spans[i].off);
-		mfs_put_le64(h + 8, p->spans[i].len);
-		r = jput(&j, h, 16);
-		if (r == 0)
-			r = jput_old(&j, m, &p->spans[i], buf);
-	}
-	if (r == 0) {
-		mfs_put_le64(h, mfs_hash64_end(j.hash));
-		memcpy(h + 8, JOURNAL_END, 8);
-		r = write_all(jfd, h, 16, j.pos);
-	}
-	return r < 0 ? mfs_error(err, -r, "cannot write the journal: %s", strerror(-r)) : 0;
-}
-
-static int roll_back(int dirfd, const char *jn, int jfd, struct mfs_err *err);
-
-/* A new journal, locked and still under its name. */
+/* A new journal jn, locked and still under its name, of this process's
+ * user, mode 0600 whatever the umask (recovery trusts only such), or
+ * JOURNAL_TAKEN when the name holds a file already (one recovery leaves
+ * alone). */
 static int journal_create(int dirfd, const char *jn, struct mfs_err *err)
 {
 	for (int tries = 0; tries < 100; tries++) {
 		int jfd = openat(dirfd, jn, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+		if (jfd < 0 && errno == EEXIST)
+			return JOURNAL_TAKEN;
 		if (jfd < 0)
 			return mfs_error(err, errno, "cannot create the journal: %s", strerror(errno));
 		/* A recovery may have taken the empty journal for a torn one
 		 * between the two calls, and removed it: then again. */
 		struct stat js;
-		if (ofd_lock(jfd, true, true) == 0 && fstat(jfd, &js) == 0 && js.st_nlink > 0)
+		if (fchmod(jfd, 0600) == 0 && mfs_ofd_lock(jfd, true, true) == 0 &&
+		    fstat(jfd, &js) == 0 && js.st_nlink > 0)
 			return jfd;
 		close(jfd);
 	}
@@ -432,20 +251,26 @@ static int journal_create(int dirfd, const char *jn, struct mfs_err *err)
 }
 
 /* commit_inplace with buf, a chunk of COPY_CHUNK bytes for the journal's
- * old bytes and the gathered spans' new ones. */
+ * old bytes and the gathered spans' new ones. JOURNAL_TAKEN: nothing
+ * written, the journal's name is taken (the caller rewrites the file). */
 static int patch_journaled(int dirfd, const struct mfs_model *m, const struct mfs_patch *p,
 			   const struct stat *st, const struct mfs_commit_opts *o, uint8_t *buf,
 			   struct mfs_err *err)
 {
 	char jn[256];
-	journal_name(m->name, jn);
-	int r = mfs_recover_file(dirfd, m->name, err);  /* a stale one would block us */
-	if (r < 0)
+	mfs_journal_name(m->name, jn);
+	struct mfs_err rerr = {0};
+	int r = mfs_recover_file(dirfd, m->name, &rerr);  /* a stale one would block us */
+	if (r == MFS_JOURNAL_LEFT)
+		return JOURNAL_TAKEN;
+	if (r < 0) {
+		*err = rerr;
 		return r;
+	}
 	int jfd = journal_create(dirfd, jn, err);
 	if (jfd < 0)
 		return jfd;
-	r = journal_write(jfd, m->name, st, m, p, buf, err);
+	r = mfs_journal_write(jfd, st, m, p, buf, err);
 	if (r == 0 && !o->no_fsync && (fsync(jfd) < 0 || fsync(dirfd) < 0))
 		r = mfs_error(err, errno, "fsync of the journal: %s", strerror(errno));
 	if (r < 0) {
@@ -474,8 +299,8 @@ static int patch_journaled(int dirfd, const struct mfs_model *m, const struct mf
 	close(fd);
 	if (r < 0) {
 		/* Put the old bytes back now rather than at the next mount. */
-		struct mfs_err rerr = {0};
-		roll_back(dirfd, jn, jfd, &rerr);
+		struct mfs_err uerr = {0};
+		mfs_journal_settle(dirfd, jn, jfd, m->name, &uerr);
 		close(jfd);
 		return r;
 	}
@@ -512,9 +337,10 @@ int mfs_commit(int dirfd, const struct mfs_model *m, const struct mfs_patch *p,
 	if (r < 0)
 		return r;
 	if (p->n) {
-		if (!o->no_inplace && mfs_patch_same_size(p)) {
+		r = JOURNAL_TAKEN;
+		if (!o->no_inplace && mfs_patch_same_size(p))
 			r = commit_inplace(dirfd, m, p, &st, o, err);
-		} else {
+		if (r == JOURNAL_TAKEN) {
 			struct patched pa = {.m = m, .p = p, .o = o};
 			struct rewrite rw = {fill_patched, &pa, m->codec, &st};
 			r = replace_file(dirfd, m->name, &rw, o, err);
@@ -535,170 +361,4 @@ int mfs_commit(int dirfd, const struct mfs_model *m, const struct mfs_patch *p,
 						side);
 	}
 	return 0;
-}
-
-/* ---- recovery ------------------------------------------------------------ */
-
-/* Whether journal jfd of len bytes is whole: magic, end mark, checksum of
- * everything before it (read a chunk at a time into buf). */
-static bool journal_whole(int jfd, uint64_t len, uint8_t *buf)
-{
-	uint8_t tail[16];
-	if (read_all(jfd, buf, 8, 0) < 0 || memcmp(buf, JOURNAL_MAGIC, 8) != 0 ||
-	    read_all(jfd, tail, 16, len - 16) < 0 || memcmp(tail + 8, JOURNAL_END, 8) != 0)
-		return false;
-	uint64_t h = mfs_hash64_start(0x6a726e6c);
-	for (uint64_t pos = 0; pos < len - 16;) {
-		size_t n = len - 16 - pos < COPY_CHUNK ? (size_t)(len - 16 - pos) : COPY_CHUNK;
-		if (read_all(jfd, buf, n, pos) < 0)
-			return false;
-		h = mfs_hash64_add(h, buf, n);
-		pos += n;
-	}
-	return mfs_le64(tail) == mfs_hash64_end(h);
-}
-
-/* A journal nobody holds (its commit was cut short), opened and locked:
- * >= 0, -EBUSY while a commit holds it, or 0 (*out -1) when there is none. */
-static int open_abandoned(int dirfd, const char *jn, bool rw, int *out, struct mfs_err *err)
-{
-	*out = -1;
-	int jfd = openat(dirfd, jn, (rw ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NOFOLLOW);
-	if (jfd < 0)
-		return errno == ENOENT ? 0 : mfs_error(err, errno, "cannot open %s", jn);
-	if (ofd_lock(jfd, rw, false) < 0) {
-		int e = errno;
-		close(jfd);
-		if (e == EAGAIN || e == EACCES)
-			return mfs_error(err, EBUSY, "a commit of this file is under way");
-		return mfs_error(err, e, "cannot lock %s: %s", jn, strerror(e));
-	}
-	struct stat js;
-	if (fstat(jfd, &js) < 0 || js.st_nlink == 0) {
-		close(jfd);  /* its commit ended meanwhile */
-		return 0;
-	}
-	*out = jfd;
-	return 0;
-}
-
-static int recover_journal(int dirfd, const char *jn, struct mfs_err *err)
-{
-	int jfd;
-	int r = open_abandoned(dirfd, jn, true, &jfd, err);
-	if (r < 0 || jfd < 0)
-		return r;
-	r = roll_back(dirfd, jn, jfd, err);
-	close(jfd);
-	return r;
-}
-
-int mfs_journal_abandoned(int dirfd, const char *name, struct mfs_err *err)
-{
-	char jn[256];
-	journal_name(name, jn);
-	int jfd;
-	int r = open_abandoned(dirfd, jn, false, &jfd, err);
-	if (r < 0 || jfd < 0)
-		return r;
-	close(jfd);
-	return 1;
-}
-
-/* Write back the old bytes that the journal jfd (locked) holds, then remove
- * it: 1, or 0 when it was torn (its patch never started) or about another
- * file. Does not close jfd. */
-static int roll_back(int dirfd, const char *jn, int jfd, struct mfs_err *err)
-{
-	struct stat js;
-	uint8_t *buf = malloc(COPY_CHUNK);
-	if (!buf)
-		return mfs_error(err, ENOMEM, "out of memory");
-	int r = 0, fd = -1;
-	uint8_t h[48];
-	if (fstat(jfd, &js) < 0 || js.st_size < 64 || js.st_size > (1ll << 40))
-		goto drop;
-	uint64_t len = (uint64_t)js.st_size;
-	if (!journal_whole(jfd, len, buf) || read_all(jfd, h, sizeof(h), 0) < 0)
-		goto drop;  /* torn: the patch never started */
-	uint64_t dev = mfs_le64(h + 8), ino = mfs_le64(h + 16), size = mfs_le64(h + 24);
-	uint64_t n = mfs_le64(h + 32), nl = mfs_le64(h + 40);
-	char name[256];
-	if (nl > 255 || 48 + nl > len - 16 || read_all(jfd, name, (size_t)nl, 48) < 0)
-		goto drop;
-	name[nl] = '\0';
-	fd = openat(dirfd, name, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
-	struct stat st;
-	if (fd < 0 || fstat(fd, &st) < 0 || (uint64_t)st.st_dev != dev ||
-	    (uint64_t)st.st_ino != ino || (uint64_t)st.st_size != size)
-		goto drop;  /* the file was replaced since: the journal is about another file */
-	uint64_t q = 48 + nl, end = len - 16;
-	for (uint64_t i = 0; i < n && r == 0; i++) {
-		uint8_t sp[16];
-		if (end - q < 16)
-			break;
-		if (read_all(jfd, sp, 16, q) < 0) {
-			r = mfs_error(err, EIO, "cannot read the journal of %s", name);
-			break;
-		}
-		uint64_t off = mfs_le64(sp), l = mfs_le64(sp + 8);
-		q += 16;
-		if (l > end - q || off > size || l > size - off)
-			break;
-		int w = copy_range(jfd, q, fd, off, l, (char *)buf);
-		if (w < 0)
-			r = mfs_error(err, -w, "cannot roll back %s: %s", name, strerror(-w));
-		q += l;
-	}
-	if (r == 0 && fsync(fd) < 0)
-		r = mfs_error(err, errno, "fsync: %s", strerror(errno));
-	close(fd);
-	free(buf);
-	if (r < 0)
-		return r;  /* keep the journal: try again later */
-	unlinkat(dirfd, jn, 0);
-	fsync(dirfd);
-	return 1;
-drop:
-	if (fd >= 0)
-		close(fd);
-	free(buf);
-	unlinkat(dirfd, jn, 0);
-	return 0;
-}
-
-int mfs_recover_file(int dirfd, const char *name, struct mfs_err *err)
-{
-	char jn[256];
-	journal_name(name, jn);
-	return recover_journal(dirfd, jn, err);
-}
-
-int mfs_recover_dir(int dirfd, struct mfs_err *err)
-{
-	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return mfs_error(err, errno, "cannot list the directory: %s", strerror(errno));
-	DIR *d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return mfs_error(err, errno, "cannot list the directory: %s", strerror(errno));
-	}
-	int r = 0, found = 0;
-	struct dirent *e;
-	while ((e = readdir(d)) != NULL) {
-		if (!mfs_private_name(e->d_name))
-			continue;
-		if (mfs_has_ext(e->d_name, JOURNAL_SUFFIX)) {
-			int x = recover_journal(dirfd, e->d_name, err);
-			if (x < 0)
-				r = x;
-			else
-				found += x;
-		} else {
-			remove_tmp(dirfd, e->d_name);
-		}
-	}
-	closedir(d);
-	return r < 0 ? r : found;
 }

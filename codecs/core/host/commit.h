@@ -8,6 +8,8 @@
  *   rollback journal beside the file (fsynced), the file is patched and
  *   fsynced, then the journal is removed. A journal found later means the
  *   patch may be half done: mfs_recover_*() writes the old bytes back.
+ *   When the journal's name is taken by one left alone (see below), the
+ *   commit rewrites the file instead.
  *
  * After a crash at any moment the file holds the old or the new content.
  * A sidecar in the patch is replaced afterwards by temporary file + rename.
@@ -36,18 +38,32 @@ struct mfs_commit_opts {
 int mfs_commit(int dirfd, const struct mfs_model *m, const struct mfs_patch *p,
 	       const struct mfs_commit_opts *opts, struct mfs_err *err);
 
-/* Roll back an interrupted in-place patch of name, if a journal says so, and
- * remove the journal. Returns 1 if something was rolled back, 0 if not. */
+/* Journals are trusted only as this process's own (codecs/README, "How a
+ * commit travels"): one that is not (a link, not a regular file, another
+ * owner, a mode other than 0600, more than one link, an old format) or
+ * that fails a check of its content (lengths, CRC-32, the file's size) is
+ * left in place, never applied: MFS_JOURNAL_LEFT, with err saying why (the
+ * caller reports it; the file is read as it is). */
+#define MFS_JOURNAL_LEFT 2
+
+/* Roll back an interrupted in-place patch of name (one entry of dirfd), if
+ * its journal says so, and remove the journal. Returns 1 if something was
+ * rolled back, 0 if not, MFS_JOURNAL_LEFT, or -errno. */
 int mfs_recover_file(int dirfd, const char *name, struct mfs_err *err);
 /* A journal's lock is held by its commit from its creation until it is
  * removed: recovery leaves a locked journal alone (-EBUSY), so neither
  * another process nor another thread rolls back a commit under way.
- * mfs_journal_abandoned: 1 when name has a journal nobody holds (a commit
- * cut short: the file may be half patched until a recovery), 0 when not,
- * -EBUSY while a commit holds one. */
+ * mfs_journal_abandoned: 1 when name has a journal of ours that recovery
+ * would roll back and nobody holds (a commit cut short: the file may be
+ * half patched until a recovery), 0 when not, MFS_JOURNAL_LEFT for one
+ * recovery leaves alone, -EBUSY while a commit holds one. */
 int mfs_journal_abandoned(int dirfd, const char *name, struct mfs_err *err);
-/* Recover every journal and remove every leftover temporary file in dirfd. */
-int mfs_recover_dir(int dirfd, struct mfs_err *err);
+/* Recover every journal and remove every leftover temporary file of ours
+ * in dirfd; report (when set) is called for each journal left alone or
+ * that could not be recovered, with the name of the file it sits beside.
+ * Returns the number rolled back, or -errno when dirfd cannot be listed. */
+typedef void mfs_recover_report(void *ctx, const char *name, const struct mfs_err *err);
+int mfs_recover_dir(int dirfd, mfs_recover_report *report, void *ctx, struct mfs_err *err);
 /* Names of our temporary and journal files (hidden from the mount). */
 bool mfs_private_name(const char *name);
 
