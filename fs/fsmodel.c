@@ -230,7 +230,7 @@ static int bid(struct inode *mi, const struct stat *st, const char *sidecar,
 	return 0;
 }
 
-/* The codec that bids on a file's first bytes, or NULL. */
+/* The codec that bids on a file's name and first bytes, or NULL. */
 static const struct mfs_codec *probe(int dfd, const char *name, const struct stat *st)
 {
 	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
@@ -287,7 +287,7 @@ static bool validate(struct inode *dir, const char *name, const struct stat *st,
 /* A regular file: a model or a plain file. What listings said of it
  * holds (a candidate they showed was indexed then, and is indexed again
  * when its contents are first read); a name no listing has shown is indexed
- * now when index (a lookup), else bid on from its first bytes and checked
+ * now when index (a lookup), else bid on from its name and first bytes and checked
  * by indexing it once (a listing). */
 static struct inode *source_file(struct inode *dir, const char *name, const struct stat *st,
 				 bool index, int *err_out)
@@ -300,7 +300,8 @@ static struct inode *source_file(struct inode *dir, const char *name, const stru
 	const char *sidecar = NULL;
 	bool candidate = verdict_get(dir->ino, name, st, &sidecar) == VERDICT_CANDIDATE;
 	if (!candidate && !index) {
-		/* A listing: the codecs' bids on the first bytes decide, and a
+		/* A listing: the codecs' bids on the name and first bytes
+		 * decide (a name with a format's extension always bids), and a
 		 * model is indexed once and dropped (no descriptor or map kept
 		 * per listed file): one that does not parse is a plain file from
 		 * this very listing on, with its errors line. It is indexed again

@@ -1,6 +1,6 @@
 /* What a file of SOURCE was found to be at one version of it (device,
  * inode, size and mtime): a plain file (it failed to parse, or no codec bids
- * on its first bytes), or a model candidate that a listing showed as a
+ * on its name and first bytes), or a model candidate that a listing showed as a
  * directory without parsing it. Kept per (directory, name), so that a
  * directory of many files costs one probe each, a failure is reported once,
  * and a name shows what listings said of it even after the kernel forgot

@@ -51,8 +51,7 @@ static int dbdf_bid(const uint8_t *head, size_t n, uint64_t size, const char *na
 	/* No magic number: the extension is what says "DAPHNE". Any .dbdf
 	 * bids, so that one that cannot be read is reported, not ignored; the
 	 * version byte and a known data type add evidence. */
-	size_t nl = strlen(name);
-	if (nl < 5 || strcmp(name + nl - 5, ".dbdf") != 0)
+	if (!mfs_has_ext(name, ".dbdf"))
 		return 0;
 	int bid = 8;
 	if (n >= 2 && head[0] == 1) {

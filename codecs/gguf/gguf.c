@@ -9,10 +9,12 @@
 static int gguf_bid(const uint8_t *head, size_t n, uint64_t size, const char *name)
 {
 	(void)size;
-	if (n < 4 || memcmp(head, "GGUF", 4) != 0)
-		return 0;
-	size_t l = name ? strlen(name) : 0;
-	return 32 + (l >= 5 && strcmp(name + l - 5, ".gguf") == 0 ? 8 : 0);
+	bool ext = mfs_has_ext(name, ".gguf");
+	if (n >= 4 && memcmp(head, "GGUF", 4) == 0)
+		return 32 + (ext ? 8 : 0);
+	/* A .gguf without the magic bids by its name, so that open says why
+	 * it is not one. */
+	return ext ? 8 : 0;
 }
 
 static int gguf_open(struct mfs_model *m, struct mfs_err *err)

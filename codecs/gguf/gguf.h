@@ -64,7 +64,7 @@ struct ggml_type_info {
 const struct ggml_type_info *mfs_ggml_type(uint32_t id);
 
 /* Parse the header, key-value section and tensor infos of base[0, size)
- * into f (arrays in the model's arena). 0, -ENOTSUP, or -EINVAL with a
+ * into f (arrays in the model's arena). 0, or -EINVAL (-ENOMEM) with a
  * message. */
 int mfs_gguf_parse(struct mfs_model *m, struct gguf_file *f, struct mfs_err *err);
 

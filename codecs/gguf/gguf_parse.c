@@ -232,8 +232,12 @@ static int check_data(struct rd *r, struct gguf_file *f)
 /* The header: magic, version, counts. */
 static int parse_header(struct rd *r, struct gguf_file *f)
 {
-	if (r->size < 4 || memcmp(r->b, "GGUF", 4) != 0)
-		return -ENOTSUP;
+	if (r->size < 4 || memcmp(r->b, "GGUF", 4) != 0) {
+		char q[MFS_QUOTE_MAX];
+		size_t n = r->size < 4 ? (size_t)r->size : 4;
+		return mfs_error(r->err, EINVAL, "not a GGUF file: expected \"GGUF\" at byte 0, found %s (%llu bytes)",
+				 mfs_quote(q, r->b, n), (unsigned long long)r->size);
+	}
 	r->pos = 4;
 	int e = u32(r, &f->version, "the version");
 	if (e < 0)

@@ -26,7 +26,8 @@ size_t mfs_gguf_scalar_text(uint32_t vt, const uint8_t *p, char *out)
 }
 
 /* Strings of an array as one JSON string literal per line (the last line's
- * newline is added by mfs_add_text). */
+ * newline is added by mfs_add_text): no lines, an empty file, for an empty
+ * array (a lone newline would be a line that is no literal). */
 static mfs_id add_strings(struct mfs_model *m, mfs_id parent, const char *name, size_t len,
 			  uint64_t pos, uint64_t n, unsigned flags, bool *oom)
 {
@@ -44,6 +45,8 @@ static mfs_id add_strings(struct mfs_model *m, mfs_id parent, const char *name, 
 		*oom = true;
 	else
 		id = mfs_add_text(m, parent, name, len, b.p ? b.p : "", b.len, flags);
+	if (id != MFS_NONE && n == 0)
+		m->nodes[id].u.text.len = 0;
 	mfs_buf_free(&b);
 	return id;
 }

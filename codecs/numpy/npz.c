@@ -156,11 +156,21 @@ static void add_tensor(struct mfs_model *m, struct mfs_dotted *d, uint32_t i)
 	uint64_t off = t.off;
 	if ((zm->flags & 8) && !zm->dd_len)  /* a data descriptor not found whole */
 		t.flags = 0;
+	size_t head = (size_t)(h->bytes < NPY_LONG_SAMPLE ? h->bytes : NPY_LONG_SAMPLE);
 	if (zm->method == 8) {
+		uint8_t first[NPY_LONG_SAMPLE];
+		struct mfs_err err = {0};
+		if (t.dtype != MFS_DT_F128 && t.dtype != MFS_DT_C256)
+			head = 0;
+		else if (npz_inflate_read(m, i, h->data_off, head, first, &err) < 0)
+			head = 0;  /* its reads fail later, with EIO */
+		npy_long_double(&t, first, head);
 		t.ops = &npz_deflated_ops;
 		t.swap = 0;  /* deflated_read swaps */
 		t.off = 0;
 		off = UINT64_MAX;
+	} else {
+		npy_long_double(&t, m->base + t.off, head);
 	}
 	mfs_dotted_add(d, zm->name, zm->name_len - 4, &t, off, h->bytes);
 }

@@ -8,30 +8,28 @@
 
 #include "bytes.h"
 #include "numpy.h"
+#include "numtext.h"
 
-static bool ends_with(const char *name, const char *suffix)
+static bool is_npy(const uint8_t *head, size_t n)
 {
-	size_t n = strlen(name), k = strlen(suffix);
-	return n >= k && strcmp(name + n - k, suffix) == 0;
-}
-
-static bool is_zip(const uint8_t *head, size_t n, const char *name)
-{
-	/* A zip is claimed by its extension too: PyTorch checkpoints and
-	 * many other formats are zips. An empty archive starts with its end
-	 * record. */
-	return n >= 4 && ends_with(name, ".npz") &&
-	       (!memcmp(head, "PK\x03\x04", 4) || !memcmp(head, "PK\x05\x06", 4));
+	return n >= 6 && !memcmp(head, "\x93NUMPY", 6);
 }
 
 static int numpy_bid(const uint8_t *head, size_t n, uint64_t size, const char *name)
 {
 	(void)size;
-	if (n >= 8 && !memcmp(head, "\x93NUMPY", 6) && head[6] >= 1 && head[6] <= 3 && !head[7])
-		return 64 + (ends_with(name, ".npy") ? 8 : 0);
-	if (is_zip(head, n, name))
+	if (is_npy(head, n) && n >= 8 && head[6] >= 1 && head[6] <= 3 && !head[7])
+		return 64 + (mfs_has_ext(name, ".npy") ? 8 : 0);
+	if (!mfs_has_ext(name, ".npy") && !mfs_has_ext(name, ".npz"))
+		return 0;
+	/* A zip is claimed by its extension too: PyTorch checkpoints and many
+	 * other formats are zips. An empty archive starts with its end record.
+	 * Any other .npy or .npz bids by its name alone, so that open says why
+	 * it is not one. */
+	if (n >= 4 && mfs_has_ext(name, ".npz") &&
+	    (!memcmp(head, "PK\x03\x04", 4) || !memcmp(head, "PK\x05\x06", 4)))
 		return 40;
-	return 0;
+	return 8;
 }
 
 /* The tensor of an array described by h at offset off of the source. */
@@ -45,6 +43,23 @@ void npy_tensor(const struct mfs_npy_head *h, uint64_t off, struct mfs_tensor *t
 	t->ndim = h->ndim;
 	t->dims = h->dims;
 	t->off = off;
+}
+
+void npy_long_double(struct mfs_tensor *t, const uint8_t *data, size_t n)
+{
+	if (t->dtype != MFS_DT_F128 && t->dtype != MFS_DT_C256)
+		return;
+	uint8_t s[NPY_LONG_SAMPLE];
+	n = (n < sizeof(s) ? n : sizeof(s)) / 16 * 16;
+	memcpy(s, data, n);
+	if (t->swap)
+		mfs_swap_elems(s, n / 16, 16);
+	if (mfs_f128_x87(s, n / 16))
+		return;
+	const struct mfs_dtype_info *di = mfs_dtype_info((enum mfs_dtype)t->dtype);
+	t->tname = di->name;
+	t->esize = di->size;
+	t->dtype = MFS_DT_OPAQUE;
 }
 
 static int npy_open(struct mfs_model *m, struct mfs_err *err)
@@ -62,21 +77,30 @@ static int npy_open(struct mfs_model *m, struct mfs_err *err)
 	m->priv = h;
 	struct mfs_tensor t;
 	npy_tensor(h, h->data_off, &t);
+	npy_long_double(&t, m->base + h->data_off, (size_t)(h->bytes < NPY_LONG_SAMPLE ? h->bytes : NPY_LONG_SAMPLE));
 	mfs_attach_tensor(m, MFS_ROOT, &t);
 	mfs_add_text(m, MFS_ROOT, "header", 6, (const char *)m->base + h->dict_off, h->dict_len, 0);
 	return 0;
 }
 
+/* Whether m is read as a .npy file: by its magic, or by its name (one
+ * without the magic is refused by the header parser, which says what it
+ * found); else it is a .npz archive. */
+static bool npy_file(const struct mfs_model *m)
+{
+	return is_npy(m->base, m->size) || mfs_has_ext(m->name, ".npy");
+}
+
 static int numpy_open(struct mfs_model *m, struct mfs_err *err)
 {
-	if (m->size >= 6 && !memcmp(m->base, "\x93NUMPY", 6))
+	if (npy_file(m))
 		return npy_open(m, err);
 	return npz_open(m, err);
 }
 
 static void numpy_close(struct mfs_model *m)
 {
-	if (m->size >= 6 && !memcmp(m->base, "\x93NUMPY", 6))
+	if (npy_file(m))
 		return;  /* the head is in the model's arena */
 	npz_close(m);
 }
@@ -106,7 +130,7 @@ static int npy_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_pa
 static int numpy_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_patch *p,
 		      struct mfs_err *err)
 {
-	if (m->size >= 6 && !memcmp(m->base, "\x93NUMPY", 6))
+	if (npy_file(m))
 		return npy_edit(m, e, p, err);
 	return npz_edit(m, e, p, err);
 }

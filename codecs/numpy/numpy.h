@@ -38,6 +38,15 @@ int npy_new_read(void *ctx, uint64_t off, uint64_t n, uint8_t *out, struct mfs_e
  * the commit writes them. */
 int npy_new_elems(struct mfs_patch *p, struct npy_new *nw, uint64_t off, uint64_t len,
 		  struct mfs_err *err);
+/* Long doubles (float128, complex256: `<f16`, `<c32`) have values only
+ * where their bytes are x87 extended numbers, as NumPy writes them on
+ * x86-64; under the same descr other platforms write IEEE binary128 (or a
+ * pair of doubles). The first elements, data[0, n) (n up to
+ * NPY_LONG_SAMPLE bytes), decide (mfs_f128_x87): when they are not x87,
+ * t becomes an opaque tensor of that dtype's name and size (`shape`,
+ * `dtype`, `data`). Other dtypes are left alone. */
+#define NPY_LONG_SAMPLE 1024u  /* 64 float128 values */
+void npy_long_double(struct mfs_tensor *t, const uint8_t *data, size_t n);
 
 /* ---- .npz ---------------------------------------------------------------- */
 

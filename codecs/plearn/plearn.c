@@ -7,12 +7,6 @@
 
 #include "plearn.h"
 
-static bool has_ext(const char *name, const char *ext)
-{
-	size_t n = strlen(name), e = strlen(ext);
-	return n > e && !strcmp(name + n - e, ext);
-}
-
 static bool ident_start(uint8_t c)
 {
 	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
@@ -75,13 +69,13 @@ static int pl_bid(const uint8_t *head, size_t n, uint64_t size, const char *name
 {
 	/* The .pmat header is the only magic; the others go by extension. */
 	if (n >= 7 && !memcmp(head, "MATRIX ", 7))
-		return 56 + (has_ext(name, ".pmat") ? 8 : 0);
-	if (has_ext(name, ".pmat") || has_ext(name, ".amat"))
+		return 56 + (mfs_has_ext(name, ".pmat") ? 8 : 0);
+	if (mfs_has_ext(name, ".pmat") || mfs_has_ext(name, ".amat"))
 		return 8;
 	/* Any .psave or .plearn bids, so that one that cannot be read is
 	 * reported, not passed through silently; plausible first bytes add
 	 * evidence. */
-	if (has_ext(name, ".psave") || has_ext(name, ".plearn"))
+	if (mfs_has_ext(name, ".psave") || mfs_has_ext(name, ".plearn"))
 		return plausible(head, n, size) ? 16 : 8;
 	return 0;
 }
@@ -92,11 +86,11 @@ static int pl_open(struct mfs_model *m, struct mfs_err *err)
 	if (!pm)
 		return mfs_error(err, ENOMEM, "out of memory");
 	m->priv = pm;
-	if ((m->size >= 7 && !memcmp(m->base, "MATRIX ", 7)) || has_ext(m->name, ".pmat")) {
+	if ((m->size >= 7 && !memcmp(m->base, "MATRIX ", 7)) || mfs_has_ext(m->name, ".pmat")) {
 		pm->format = PL_PMAT;
 		return pl_pmat_open(m, pm, err);
 	}
-	if (has_ext(m->name, ".amat")) {
+	if (mfs_has_ext(m->name, ".amat")) {
 		pm->format = PL_AMAT;
 		return pl_amat_open(m, pm, err);
 	}

@@ -14,38 +14,41 @@ static size_t skip_blank(const uint8_t *h, size_t i, size_t n)
 	return i;
 }
 
-static bool has_suffix(const char *name, const char *suf)
-{
-	size_t n = strlen(name), s = strlen(suf);
-	return n >= s && memcmp(name + n - s, suf, s) == 0;
-}
-
 bool mfs_st_is_index_name(const char *name)
 {
-	return has_suffix(name, ".safetensors.index.json");
+	return mfs_has_ext(name, ".safetensors.index.json");
 }
 
-/* A header length that fits the file, then a JSON object at byte 8 whose
- * first member is a string key (or which is empty). A length that does not
- * fit still bids by extension, so that open says why it is refused. */
+/* Whether the head looks like a safetensors header: a JSON object at byte 8
+ * whose first member is a string key (or which is empty). */
+static bool json_head(const uint8_t *h, size_t n)
+{
+	if (n < 10)
+		return false;
+	size_t i = skip_blank(h, 8, n);
+	if (i >= n || h[i] != '{')
+		return false;
+	i = skip_blank(h, i + 1, n);
+	return i >= n || h[i] == '"' || h[i] == '}';
+}
+
+/* A header length that fits the file and a JSON head: the content says
+ * safetensors, whatever the name. A file named .safetensors (or an index)
+ * bids whatever its bytes, so that open says why it is refused: a 5-byte
+ * broken download, a zero header length, an HTML error page. */
 static int st_bid(const uint8_t *h, size_t n, uint64_t size, const char *name)
 {
 	if (mfs_st_is_index_name(name)) {
 		size_t i = skip_blank(h, 0, n);
-		return i < n && h[i] == '{' ? 16 : 0;
+		return i < n && h[i] == '{' ? 16 : 8;
 	}
-	if (n < 10)
-		return 0;
-	uint64_t hlen = mfs_le64(h);
-	size_t i = skip_blank(h, 8, n);
-	if (i >= n || h[i] != '{')
-		return 0;
-	i = skip_blank(h, i + 1, n);
-	if (i < n && h[i] != '"' && h[i] != '}')
-		return 0;
-	if (hlen >= 2 && hlen <= ST_HEADER_MAX && hlen <= size - 8)
+	bool json = json_head(h, n);
+	uint64_t hlen = n >= 8 ? mfs_le64(h) : 0;
+	if (json && hlen >= 2 && hlen <= ST_HEADER_MAX && hlen <= size - 8)
 		return 40;
-	return has_suffix(name, ".safetensors") ? 16 : 0;
+	if (!mfs_has_ext(name, ".safetensors"))
+		return 0;
+	return json ? 16 : 8;
 }
 
 static int st_open(struct mfs_model *m, struct mfs_err *err)

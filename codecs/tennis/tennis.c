@@ -69,12 +69,13 @@ int mfs_tennis_code(enum mfs_dtype dt)
 static int tennis_bid(const uint8_t *head, size_t n, uint64_t size, const char *name)
 {
 	(void)size;
+	/* The code is the evidence; the extension only adds to it (a .tsm may
+	 * be called anything). A .tsm without the code bids by its name, so
+	 * that open says why it is not one. */
+	bool ext = mfs_has_ext(name, ".tsm");
 	if (n < 8 || mfs_le32(head + 4) != TSM_CODE)
-		return 0;
-	/* The code is the evidence; the extension only adds to it (other
-	 * formats use .tsm too, and a .tsm may be called anything). */
-	size_t nl = strlen(name);
-	return 32 + (nl >= 4 && strcmp(name + nl - 4, ".tsm") == 0 ? 8 : 0);
+		return ext ? 8 : 0;
+	return 32 + (ext ? 8 : 0);
 }
 
 /* ---- reading ------------------------------------------------------------- */
@@ -440,9 +441,12 @@ static void add_links(struct rd *r, mfs_id byname, struct named *nm, uint32_t n,
 static int tennis_open(struct mfs_model *m, struct mfs_err *err)
 {
 	struct rd r = {.m = m, .b = m->base, .size = m->size, .err = err};
-	if (m->size < 8 || mfs_le32(m->base + 4) != TSM_CODE)
-		return mfs_error(err, ENOTSUP, "not a TenniS module: no code 0x%08x at offset 4",
-				 TSM_CODE);
+	if (m->size < 8)
+		return mfs_error(err, EINVAL, "not a TenniS module: %llu bytes, the code 0x%08x is at offset 4",
+				 (unsigned long long)m->size, TSM_CODE);
+	if (mfs_le32(m->base + 4) != TSM_CODE)
+		return mfs_error(err, EINVAL, "not a TenniS module: 0x%08x at offset 4, expected the code 0x%08x",
+				 mfs_le32(m->base + 4), TSM_CODE);
 	if (m->size < TSM_HEADER_LEN)
 		return mfs_error(err, EINVAL, "header: needs %u bytes, the file has %llu",
 				 TSM_HEADER_LEN, (unsigned long long)m->size);

@@ -4,7 +4,8 @@ to make files and to read what modelfs wrote back.
 
 write(path, kvs, tensors, alignment=None, version=3)
   kvs: list of (key, vtype, value); vtype is a name of VT, or ("array", t)
-       for an array of t (t itself a name or ("array", ...)).
+       for an array of t (t itself a name or ("array", ...)); a number may
+       be given as its bytes.
   tensors: list of (name, ggml type id, ne (GGUF order), raw bytes).
 read(path) -> dict with version, kvs (list of (key, vtype, value)), tensors
   (list of (name, type, ne, relative offset, bytes)), data (data section
@@ -37,6 +38,8 @@ def _str(b):
 
 
 def _value(vt, v):
+    if isinstance(v, bytes) and vt != "str":
+        return v  # a scalar's own bytes (a NaN's sign and payload exactly)
     if isinstance(vt, tuple):
         et = vt[1]
         code = VT["array"] if isinstance(et, tuple) else VT[et]

@@ -351,7 +351,61 @@ def nested_arrays():
         independent_check(m.s("n.gguf"))
 
 
+def empty_string_arrays():
+    """An empty array of strings is an empty file (one JSON literal per
+    line: no lines), and an unchanged write-back of it changes nothing;
+    writing an empty file (or a lone newline) to a non-empty one empties
+    it, and writing lines to an empty one fills it, as gguf_write.read and
+    the independent reader see; nested ones too."""
+    kvs = [("general.name", "str", "empty"),
+           ("e.none", ("array", "str"), []),
+           ("e.full", ("array", "str"), ["a", "b\nc"]),
+           ("e.also", ("array", "str"), ["x"]),
+           ("e.nested", ("array", ("array", "str")), [[], ["y"]]),
+           ("after", "u32", 9)]
+    raw = np.arange(8, dtype=np.float32).tobytes()
+    with Mount([]) as m:
+        gw.write(m.s("e.gguf"), kvs, [("w", 0, [8], raw)])
+        src = m.s("e.gguf")
+        independent_check(src)
+        md = ("e.gguf", "metadata")
+        eq(m.read(*md, "e.none"), b"", "an empty array's file")
+        eq(os.stat(m.m(*md, "e.none")).st_size, 0, "its size")
+        eq(m.read(*md, "e.nested", "0"), b"", "an empty nested array's file")
+        eq(m.read(*md, "e.full"), b'"a"\n"b\\nc"\n', "a full one")
+        h = sha(src)
+        for view in ("e.none", "e.nested/0"):
+            m.sh("cat e.gguf/metadata/%s > /tmp/gguf-e.$$ && cat /tmp/gguf-e.$$ > e.gguf/metadata/%s; "
+                 "rm -f /tmp/gguf-e.$$" % (view, view))
+            m.sh("echo > e.gguf/metadata/%s" % view)
+        eq(sha(src), h, "unchanged write-backs of empty arrays")
+        # emptied by a lone newline (a text file's value is written with or
+        # without its newline; a truncation alone, no write, is kept for
+        # the next writer and commits nothing: LAYOUT "Editing")
+        m.sh("echo > e.gguf/metadata/e.full")
+        with open(m.m(*md, "e.also"), "w") as f:
+            f.write("\n")
+        # filled
+        m.sh("printf '\"p\"\\n\"q\"\\n' > e.gguf/metadata/e.none")
+        m.sh("echo '\"z\"' > e.gguf/metadata/e.nested/0")
+        g = gw.read(src)
+        got = dict((k, (vt, v)) for k, vt, v in g["kvs"])
+        eq(got["e.full"], (("array", "str"), []), "e.full emptied")
+        eq(got["e.also"], (("array", "str"), []), "e.also emptied")
+        eq(got["e.none"], (("array", "str"), [b"p", b"q"]), "e.none filled")
+        eq(got["e.nested"][1], [[b"z"], [b"y"]], "e.nested/0 filled")
+        eq(got["after"][1], 9, "the next key")
+        eq(g["tensors"][0][4], raw, "the tensor's bytes")
+        eq(m.read(*md, "e.full"), b"", "the emptied view")
+        eq(m.read(*md, "e.none"), b'"p"\n"q"\n', "the filled view")
+        independent_check(src)
+        # and back again
+        m.sh("echo > e.gguf/metadata/e.none")
+        eq(dict((k, v) for k, _, v in gw.read(src)["kvs"])["e.none"], [], "e.none emptied again")
+        independent_check(src)
+
+
 if __name__ == "__main__":
     NODE = reader_dir()
     run([tree_and_metadata, dequantized_values, every_type_and_alignment, edits, malformed,
-         rewrite_progress, byte_tokens, nested_arrays])
+         rewrite_progress, byte_tokens, nested_arrays, empty_string_arrays])

@@ -269,6 +269,77 @@ def test_mount_point_inside_source():
         wait_for("a directory named like the mount point", lambda: os.path.isdir(m.m("mnt")))
 
 
+# Files named with a format's own extension that are no model of it: each is
+# reported (LAYOUT "The mount"), whatever its bytes, even none.
+NAMED_BROKEN = {
+    "model.safetensors": b"hello",                         # a broken download
+    "zero.safetensors": struct.pack("<Q", 0),              # a zero-length header
+    "zero2.safetensors": struct.pack("<Q", 0) + b"{}",
+    "empty.safetensors": b"",
+    "model.safetensors.index.json": b"<html>Entry not found</html>\n",
+    "map.safetensors.index.json": b'{"weight_map": 3}',
+    "touched.npy": b"",
+    "short.npy": b"\x93NUMPY\x01",
+    "page.npy": b"<html></html>",
+    "empty.npz": b"",
+    "page.npz": b"<html></html>",
+    "empty.gguf": b"",
+    "page.gguf": b"<html></html>",
+    "page.tsm": b"<html></html>",
+    "empty.tsm": b"",
+    "page.dbdf": b"<html></html>",
+    "page.psave": b"\x00\x01\x02",
+    "page.plearn": b"",
+    "page.pmat": b"MATRIX",
+    "empty.pmat": b"",
+}
+
+
+def test_named_models_reported():
+    good = "primitiv/param_adam_2x3.param"
+    with Mount([good]) as m:
+        for name, blob in NAMED_BROKEN.items():
+            with open(m.s(name), "wb") as f:
+                f.write(blob)
+        # passed through silently: not named as a model, or a valid file
+        # of the format that is not shown (strings), or a dotfile named
+        # only by the extension
+        silent = {"notes.txt": b"hello\n", "model.safetensors.part": b"hello",
+                  ".npy": b"hello", "x.npy~": b"", ".x.npy.swp": b"\x00" * 16}
+        for name, blob in silent.items():
+            with open(m.s(name), "wb") as f:
+                f.write(blob)
+        types = ls_types(m)
+        want = {n: "-" for n in list(NAMED_BROKEN) + [n for n in silent if not n.startswith(".")]}
+        want["param_adam_2x3.param"] = "d"
+        eq(types, want, "ls -l")
+        errs = m.errors().splitlines()
+        for name in NAMED_BROKEN:
+            got = [ln for ln in errs if (" %s: " % name) in ln]
+            eq(len(got), 1, "lines for %s: %r" % (name, errs))
+        eq(len(errs), len(NAMED_BROKEN), "error lines: %r" % errs)
+        for name, blob in list(NAMED_BROKEN.items()) + list(silent.items()):
+            eq(m.read(name), blob, "%s passed through" % name)
+        line = [ln for ln in errs if " model.safetensors: " in ln][0]
+        check("5 bytes" in line, "why: %r" % line)
+        # a stat by name, without a listing, reports it as well
+        with open(m.s("late.gguf"), "wb") as f:
+            f.write(b"GGU")
+        check(stat.S_ISREG(os.stat(m.m("late.gguf")).st_mode), "late.gguf stat as a directory")
+        errs = m.errors().splitlines()
+        eq(len([ln for ln in errs if " late.gguf: " in ln]), 1, "lines for late.gguf: %r" % errs)
+        # an empty file made through the mount (touch), then a stat of it
+        open(m.m("new.npy"), "wb").close()
+        check(stat.S_ISREG(os.stat(m.m("new.npy")).st_mode), "new.npy stat as a directory")
+        errs = m.errors().splitlines()
+        eq(len([ln for ln in errs if " new.npy: " in ln]), 1, "lines for new.npy: %r" % errs)
+        # written whole, it is a model
+        import numpy
+        numpy.save(m.m("new.npy"), numpy.arange(3.0))
+        wait_for("new.npy as a model", lambda: os.path.isdir(m.m("new.npy")))
+        eq(m.text("new.npy", "values.txt"), "0\n1\n2\n")
+
+
 if __name__ == "__main__":
     run([test_listing_never_shows_broken_as_dir, test_listing_after_outside_change, test_requests_per_directory,
-         test_directory_of_models, test_mount_point_inside_source])
+         test_directory_of_models, test_mount_point_inside_source, test_named_models_reported])

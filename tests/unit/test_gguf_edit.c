@@ -307,6 +307,56 @@ static void robust(void **state)
 	tmutate("gguf/tiny_llama.gguf", (unsigned)tcount(3000, 10, 10));
 }
 
+/* An empty array of strings is an empty file, not a lone newline (which is
+ * no JSON literal); writing it back, empty or as a newline, changes
+ * nothing; an early check of a line into it is safe; lines fill it and a
+ * newline empties a full one. */
+static void empty_string_array(void **state)
+{
+	(void)state;
+	struct gw w;
+	gw_init(&w, 32);
+	gw_kv_str(&w, "general.name", "e");
+	gw_key(&w, "none", 9);
+	gw_u32(&w, 8);
+	gw_u64(&w, 0);
+	gw_key(&w, "two", 9);
+	gw_u32(&w, 8);
+	gw_u64(&w, 2);
+	gw_str(&w, "a", 1);
+	gw_str(&w, "b", 1);
+	size_t len, n;
+	uint8_t *buf = gw_finish(&w, &len);
+	struct mfs_model *m = topen_mem(buf, len, "e.gguf", NULL, 0);
+	char *s = tread(m, "metadata/none", &n);
+	assert_int_equal(n, 0);
+	free(s);
+	uint8_t *out = NULL;
+	struct mfs_err err = {0};
+	assert_int_equal(twrite(m, "metadata/none", "", 0, &out, &n, &err), 1);
+	assert_int_equal(twrite(m, "metadata/none", "\n", 1, &out, &n, &err), 1);
+	struct mfs_check st = {0};
+	assert_int_equal(mfs_view_check_prefix(m, tnode(m, "metadata/none"), "\"x\"\n", 4, &st,
+						&err),
+			 0);
+	mfs_check_reset(&st);
+	out = write_ok(m, "metadata/none", "\"x\"\n\"y\"\n", 8, &n);
+	struct mfs_model *m2 = topen_mem(out, n, "e.gguf", NULL, 0);
+	tcheck(m2, "metadata/none", "\"x\"\n\"y\"\n");
+	tcheck(m2, "metadata/two", "\"a\"\n\"b\"\n");
+	tclose(m2);
+	free(out);
+	out = write_ok(m, "metadata/two", "\n", 1, &n);
+	m2 = topen_mem(out, n, "e.gguf", NULL, 0);
+	tcheck(m2, "metadata/two", "");
+	const struct gguf_file *f = m2->priv;
+	assert_int_equal(mfs_le64(out + f->kv[2].val + 4), 0);  /* its count */
+	tclose(m2);
+	free(out);
+	tclose(m);
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -315,6 +365,7 @@ int main(void)
 		cmocka_unit_test(string_rewrite),
 		cmocka_unit_test(string_within_padding),
 		cmocka_unit_test(token_edit),
+		cmocka_unit_test(empty_string_array),
 		cmocka_unit_test(tensor_edits),
 		cmocka_unit_test(alignment_read_only),
 		cmocka_unit_test(malformed),

@@ -103,8 +103,14 @@ static void test_headers(void **state)
 	assert_non_null(strstr(err.msg, "truncated"));
 	assert_int_equal(open_npy("{'descr': '<i2', 'fortran_order': maybe, 'shape': (3,)}", d, 6, &err), -EINVAL);
 	assert_int_equal(open_npy("{'descr': '<i2', 'fortran_order': False, 'shape': (3,)} junk", d, 6, &err), -EINVAL);
-	/* Not shown: long double, datetime, strings */
-	assert_int_equal(open_npy("{'descr': '<f16', 'fortran_order': False, 'shape': (1,)}", d, 16, &err), -ENOTSUP);
+	/* Python 2's longs, as NumPy there wrote shapes (numpy.load reads
+	 * them); only directly after the digits, and only L */
+	assert_int_equal(open_npy("{'descr': '<i2', 'fortran_order': False, 'shape': (1L, 3L), }", d, 6, &err), 0);
+	assert_int_equal(open_npy("{'descr': '<i2', 'fortran_order': False, 'shape': (3L,), }", d, 6, &err), 0);
+	assert_int_equal(open_npy("{'descr': '<i2', 'fortran_order': False, 'shape': (3l,), }", d, 6, &err), -EINVAL);
+	assert_int_equal(open_npy("{'descr': '<i2', 'fortran_order': False, 'shape': (3LL,), }", d, 6, &err), -EINVAL);
+	assert_int_equal(open_npy("{'descr': '<i2', 'fortran_order': False, 'shape': (L,), }", d, 6, &err), -EINVAL);
+	/* Not shown: datetime, strings */
 	assert_int_equal(open_npy("{'descr': '<M8[ns]', 'fortran_order': False, 'shape': (1,)}", d, 8, &err), -ENOTSUP);
 	assert_int_equal(open_npy("{'descr': '|S4', 'fortran_order': False, 'shape': (1,)}", d, 4, &err), -ENOTSUP);
 }
@@ -118,6 +124,57 @@ static uint8_t *edit(struct mfs_model *m, const char *path, const char *text, si
 	if (r != 0)
 		fail_msg("write %s: %d (%s)", path, r, err.msg);
 	return out;
+}
+
+/* Long doubles: x87 extended numbers (NumPy on x86-64) are float128 and
+ * complex256 tensors with values; IEEE binary128 under the same descr
+ * (aarch64) shows its bytes only, as does any array whose first values are
+ * no x87 numbers. Python 2 headers as NumPy wrote them there. */
+static void test_long_double(void **state)
+{
+	(void)state;
+	uint8_t d[64] = {0};
+	/* 1.5 and -0.1 as x87, padding as NumPy leaves it (memory it held) */
+	static const uint8_t x15[16] = {0, 0, 0, 0, 0, 0, 0, 0xc0, 0xff, 0x3f, 0x46, 0x3d, 0xb9, 0x7f};
+	static const uint8_t xm01[16] = {0xcd, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xfb, 0xbf};
+	memcpy(d, x15, 16);
+	memcpy(d + 16, xm01, 16);
+	size_t n;
+	uint8_t *b = npy_file("{'descr': '<f16', 'fortran_order': False, 'shape': (2L,), }", d, 32, &n);
+	struct mfs_model *m = topen_mem(b, n, "x.npy", NULL, 0);
+	tcheck(m, "dtype", "float128\n");
+	tcheck(m, "values.txt", "1.5\n-0.1\n");
+	assert_int_equal(trewrite_all(m), 3);  /* values.txt, data, data.npy: the padding stays */
+	uint8_t *out = edit(m, "values.txt", "1.5\n2\n", &n);
+	struct mfs_model *m2 = topen_mem(out, n, "x.npy", NULL, 0);
+	tcheck(m2, "values.txt", "1.5\n2\n");
+	tclose(m2);
+	free(out);
+	tclose(m);
+	free(b);
+	b = npy_file("{'descr': '<c32', 'fortran_order': False, 'shape': (1,), }", d, 32, &n);
+	m = topen_mem(b, n, "x.npy", NULL, 0);
+	tcheck(m, "dtype", "complex256\n");
+	tcheck(m, "values.txt", "1.5-0.1j\n");
+	tclose(m);
+	free(b);
+	/* 1.5 and 3 as binary128: no values, the bytes */
+	memset(d, 0, sizeof(d));
+	d[13] = 0x80, d[14] = 0xff, d[15] = 0x3f;
+	d[29] = 0x80, d[30] = 0x00, d[31] = 0x40;
+	b = npy_file("{'descr': '<f16', 'fortran_order': False, 'shape': (2,), }", d, 32, &n);
+	m = topen_mem(b, n, "x.npy", NULL, 0);
+	tcheck(m, "dtype", "float128\n");
+	char *names = tlist(m, "");
+	assert_string_equal(names, "shape dtype data header");
+	free(names);
+	size_t dn;
+	char *data = tread(m, "data", &dn);
+	assert_int_equal(dn, 32);
+	assert_memory_equal(data, d, 32);
+	free(data);
+	tclose(m);
+	free(b);
 }
 
 static void test_npy_edit(void **state)
@@ -296,6 +353,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_samples),
 		cmocka_unit_test(test_headers),
+		cmocka_unit_test(test_long_double),
 		cmocka_unit_test(test_npy_edit),
 		cmocka_unit_test(test_npz_stored_edit),
 		cmocka_unit_test(test_npz_deflated),

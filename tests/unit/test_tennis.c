@@ -603,10 +603,15 @@ static void test_bid(void **state)
 	uint8_t sta[200] = {0x29, 0x09, 0x91, 0x19, 1, 0, 0, 0};
 	c = mfs_probe(sta, sizeof(sta), sizeof(sta), "model.sta");
 	assert_true(c == NULL || strcmp(c->name, "tennis") != 0);
-	/* The extension alone is not enough. */
+	/* The extension alone bids (low), so that a .tsm that is not one is
+	 * reported: open says why. */
 	uint8_t junk[200] = {0};
 	c = mfs_probe(junk, sizeof(junk), sizeof(junk), "x.tsm");
-	assert_true(c == NULL || strcmp(c->name, "tennis") != 0);
+	assert_string_equal(c->name, "tennis");
+	struct mfs_err jerr = {0};
+	assert_int_equal(mfs_model_open_mem(&m, junk, sizeof(junk), "x.tsm", NULL, 0, c, &jerr),
+			 -EINVAL);
+	assert_non_null(strstr(jerr.msg, "not a TenniS module"));
 	/* The code but a header cut short: recognised, then refused. */
 	struct mfs_err err = {0};
 	assert_int_equal(mfs_model_open_mem(&m, f, 100, "x.tsm", NULL, 0, NULL, &err), -EINVAL);

@@ -363,6 +363,51 @@ static void test_big_values(void **state)
 	mfs_model_free(m);
 }
 
+/* A file named with a format's own extension bids whatever its bytes (none
+ * too), and opening one that is no file of the format is refused with a
+ * message: never -ENOTSUP, which would pass it through silently. */
+static void test_named_bids(void **state)
+{
+	(void)state;
+	assert_true(mfs_has_ext("a.npy", ".npy"));
+	assert_true(mfs_has_ext("m.safetensors.index.json", ".safetensors.index.json"));
+	assert_false(mfs_has_ext(".npy", ".npy"));  /* a dotfile: no name before it */
+	assert_false(mfs_has_ext("a.npy~", ".npy"));
+	assert_false(mfs_has_ext("npy", ".npy"));
+	assert_false(mfs_has_ext(NULL, ".npy"));
+	static const struct {
+		const char *name, *codec;
+	} named[] = {
+		{"m.safetensors", "safetensors"}, {"m.safetensors.index.json", "safetensors"},
+		{"a.npy", "numpy"}, {"a.npz", "numpy"}, {"m.gguf", "gguf"}, {"g.tsm", "tennis"},
+		{"x.dbdf", "daphne"}, {"o.psave", "plearn"}, {"o.plearn", "plearn"},
+		{"x.pmat", "plearn"},
+	};
+	static const struct {
+		const char *b;
+		size_t n;
+	} bodies[] = {{"", 0}, {"hello", 5}, {"\0\0\0\0\0\0\0\0", 8}, {"GGU", 3}};
+	for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++)
+		for (size_t k = 0; k < sizeof(bodies) / sizeof(bodies[0]); k++) {
+			const uint8_t *b = (const uint8_t *)bodies[k].b;
+			size_t n = bodies[k].n;
+			const struct mfs_codec *c = mfs_probe(b, n, n, named[i].name);
+			assert_non_null(c);
+			assert_string_equal(c->name, named[i].codec);
+			struct mfs_model *m;
+			struct mfs_err err = {0};
+			int r = mfs_model_open_mem(&m, b, n, named[i].name, NULL, 0, NULL, &err);
+			if (r != -EINVAL)
+				fail_msg("%s of %zu bytes: %d %s", named[i].name, n, r, err.msg);
+			assert_true(err.msg[0] != '\0');
+		}
+	/* No name, no bid: "hello" is nothing's, not even named ".npy" */
+	assert_null(mfs_probe((const uint8_t *)"hello", 5, 5, ".npy"));
+	assert_null(mfs_probe((const uint8_t *)"hello", 5, 5, "model.safetensors.part"));
+	/* .amat is text: an empty one is a 0x0 matrix */
+	assert_non_null(mfs_probe((const uint8_t *)"", 0, 0, "x.amat"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -371,6 +416,7 @@ int main(void)
 		cmocka_unit_test(test_writes),
 		cmocka_unit_test(test_npy_write),
 		cmocka_unit_test(test_big_values),
+		cmocka_unit_test(test_named_bids),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

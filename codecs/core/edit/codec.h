@@ -28,13 +28,18 @@ struct mfs_codec {
 
 	/* 0 = not mine; else roughly the bits of evidence verified (a 4-byte magic
 	 * is 32, a matching extension 8). head holds min(size, MFS_HEAD_MAX)
-	 * bytes; name is the file name (last component). Cheap: called for every
-	 * file of a listed directory. */
+	 * bytes; name is the file name (last component). A file named with the
+	 * format's own extension (mfs_has_ext) bids whatever its bytes, even
+	 * none: open() then says why it is not one (LAYOUT.md "The mount": such
+	 * a file is always reported, never passed through silently). Cheap:
+	 * called for every file of a listed directory. */
 	int (*bid)(const uint8_t *head, size_t n, uint64_t size, const char *name);
 
 	/* Build m->nodes / m->tensors (mfs_add_*) from m->base, m->size and the
-	 * sidecar. Return 0, or -errno with a message; -ENOTSUP means "not a
-	 * model after all" and passes the file through without an error line. */
+	 * sidecar. Return 0, or -errno with a message; -ENOTSUP means "a valid
+	 * file of the format that is not shown" (a .npy of strings) and passes
+	 * it through without an error line: a file that does not parse is
+	 * -EINVAL. */
 	int (*open)(struct mfs_model *m, struct mfs_err *err);
 
 	/* Free m->priv (optional). */
@@ -56,6 +61,12 @@ struct mfs_codec {
 };
 
 extern const struct mfs_codec *const mfs_codecs[];  /* NULL-terminated */
+
+/* Whether the file name ends in ext (".npy", ".safetensors.index.json")
+ * after at least one byte of its own: a name that is only the extension,
+ * a dotfile such as ".npy", has none. name may be NULL (no name). The one
+ * name test of bids (and of the commit engine's own file names). */
+bool mfs_has_ext(const char *name, const char *ext);
 
 /* The codec that bids highest on a file, or NULL. */
 const struct mfs_codec *mfs_probe(const uint8_t *head, size_t n, uint64_t size,

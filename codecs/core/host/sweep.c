@@ -14,15 +14,15 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "codec.h"
 #include "commit.h"
 #include "journal.h"
 
 bool mfs_private_name(const char *name)
 {
-	size_t n = strlen(name), sl = strlen(MFS_JOURNAL_SUFFIX);
 	if (name[0] != '.')
 		return false;
-	if (n > sl && strcmp(name + n - sl, MFS_JOURNAL_SUFFIX) == 0)
+	if (mfs_has_ext(name, MFS_JOURNAL_SUFFIX))
 		return true;
 	return strstr(name, MFS_TMP_MARK) != NULL;
 }

@@ -9,24 +9,27 @@
 
 /* A numeric row: name, descr, size, kind, stats, its text functions, range. */
 #define NUM(T, name, npy, size, kind, stats, range) \
-	{name, npy, size, kind, true, stats, mfs_elem_fmt_##T, mfs_elem_parse_##T, range, NULL, 0, 0}
-/* A float row, and a complex one of two floats of dtype part. */
-#define FLOAT(T, name, npy, size, stats, range) \
+	{name, npy, size, kind, true, stats, mfs_elem_fmt_##T, mfs_elem_parse_##T, range, NULL, 0, 0, 0}
+/* A float row (pad: bytes of padding after its value), and a complex one of
+ * two floats of dtype part. */
+#define FLOAT(T, name, npy, size, stats, range, pad) \
 	{name, npy, size, MFS_DK_FLOAT, true, stats, mfs_elem_fmt_##T, mfs_elem_parse_##T, range, \
-	 mfs_elem_widen_##T, 0, 0}
+	 mfs_elem_widen_##T, 0, 0, pad}
 #define COMPLEX(T, name, npy, size, part, range) \
 	{name, npy, size, MFS_DK_COMPLEX, true, true, mfs_elem_fmt_##T, mfs_elem_parse_##T, range, \
-	 mfs_elem_widen_##T, part, 0}
+	 mfs_elem_widen_##T, part, 0, 0}
 /* bfloat16 and float8 (no NumPy descr: data.npy widens them to float32). */
 #define MINI(T, name, size, range, mini) \
 	{name, NULL, size, MFS_DK_FLOAT, true, true, mfs_elem_fmt_##T, mfs_elem_parse_##T, range, \
-	 mfs_elem_widen_##T, 0, mini}
+	 mfs_elem_widen_##T, 0, mini, 0}
 /* A row without values.txt. */
-#define BYTES(name, size, kind) {name, NULL, size, kind, false, false, NULL, NULL, NULL, NULL, 0, 0}
+#define BYTES(name, size, kind) \
+	{name, NULL, size, kind, false, false, NULL, NULL, NULL, NULL, 0, 0, 0}
 
 #define F16_RANGE "-65504 to 65504"
 #define F32_RANGE "-3.4028235e+38 to 3.4028235e+38"
 #define F64_RANGE "-1.7976931348623157e+308 to 1.7976931348623157e+308"
+#define F128_RANGE "-1.189731495357231765e+4932 to 1.189731495357231765e+4932"
 
 static const struct mfs_dtype_info table[MFS_DT_COUNT] = {
 	[MFS_DT_INVALID] = BYTES("invalid", 0, MFS_DK_OPAQUE),
@@ -41,9 +44,9 @@ static const struct mfs_dtype_info table[MFS_DT_COUNT] = {
 			   "-9223372036854775808 to 9223372036854775807"),
 	[MFS_DT_U64] = NUM(u64, "uint64", "<u8", 8, MFS_DK_UNSIGNED, true,
 			   "0 to 18446744073709551615"),
-	[MFS_DT_F16] = FLOAT(f16, "float16", "<f2", 2, true, F16_RANGE),
-	[MFS_DT_F32] = FLOAT(f32, "float32", "<f4", 4, true, F32_RANGE),
-	[MFS_DT_F64] = FLOAT(f64, "float64", "<f8", 8, true, F64_RANGE),
+	[MFS_DT_F16] = FLOAT(f16, "float16", "<f2", 2, true, F16_RANGE, 0),
+	[MFS_DT_F32] = FLOAT(f32, "float32", "<f4", 4, true, F32_RANGE, 0),
+	[MFS_DT_F64] = FLOAT(f64, "float64", "<f8", 8, true, F64_RANGE, 0),
 	[MFS_DT_BOOL] = NUM(bool, "bool", "|b1", 1, MFS_DK_BOOL, true, "0 or 1"),
 	/* NumPy has no complex32: a structured descr keeps numpy.load working. */
 	[MFS_DT_C32] = COMPLEX(c32, "complex32", "[('re', '<f2'), ('im', '<f2')]", 4, MFS_DT_F16,
@@ -60,6 +63,10 @@ static const struct mfs_dtype_info table[MFS_DT_COUNT] = {
 	[MFS_DT_BF16] = MINI(bf16, "bfloat16", 2, "-3.3895314e+38 to 3.3895314e+38", MFS_MINI_BF16),
 	[MFS_DT_F8E4M3] = MINI(f8e4m3, "float8_e4m3fn", 1, "-448 to 448", MFS_MINI_E4M3),
 	[MFS_DT_F8E5M2] = MINI(f8e5m2, "float8_e5m2", 1, "-57344 to 57344", MFS_MINI_E5M2),
+	/* NumPy's names on x86-64, where long double is x87 extended
+	 * precision: 10 bytes of value, 6 of padding. */
+	[MFS_DT_F128] = FLOAT(f128, "float128", "<f16", 16, true, F128_RANGE, 6),
+	[MFS_DT_C256] = COMPLEX(c256, "complex256", "<c32", 32, MFS_DT_F128, F128_RANGE),
 };
 
 enum mfs_dtype mfs_npy_dtype(enum mfs_dtype dt)

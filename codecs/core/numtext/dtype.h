@@ -23,6 +23,9 @@ enum mfs_dtype {
 	MFS_DT_BF16,   /* bfloat16: float32's top half; no NumPy equivalent */
 	MFS_DT_F8E4M3, /* float8_e4m3fn: no inf, nan is S.1111.111, largest 448 */
 	MFS_DT_F8E5M2, /* float8_e5m2: IEEE-like, largest 57344 */
+	MFS_DT_F128,   /* NumPy's long double as x86-64 stores it (<f16): x87
+			  extended precision in 10 of 16 bytes (numtext_ld.c) */
+	MFS_DT_C256,   /* two of them (<c32) */
 	MFS_DT_COUNT
 };
 
@@ -55,6 +58,10 @@ struct mfs_dtype_info {
 	/* bfloat16 and float8: enum mfs_mini (numtext.h), data.npy shows the
 	 * values widened to float32; else 0 */
 	uint8_t mini;
+	/* Floats: bytes at the end of an element that hold no part of its
+	 * value (float128's 6 bytes of padding), so that its sign bit is the
+	 * top bit of byte size - pad - 1; else 0 */
+	uint8_t pad;
 };
 
 const struct mfs_dtype_info *mfs_dtype_info(enum mfs_dtype dt);

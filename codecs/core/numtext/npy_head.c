@@ -1,7 +1,8 @@
 /* The .npy header: magic, version, length, and the Python dict literal
  * `{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }`, parsed
- * strictly (exactly those three keys, each once, literal values only), and
- * written as numpy.save writes it. */
+ * strictly (exactly those three keys, each once, literal values only; the
+ * sizes may be Python 2 longs, `(2L, 3L)`), and written as numpy.save
+ * writes it. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -104,6 +105,10 @@ static int parse_shape(struct lex *l, struct mfs_npy_head *h, struct mfs_err *er
 		}
 		if (l->p == s)
 			return expect(l, '0', "a size in 'shape'", err);
+		/* Python 2's long literal (NumPy there wrote (2L, 3L)), which
+		 * numpy.load drops: a number then an L. */
+		if (l->p < l->end && *l->p == 'L')
+			l->p++;
 		h->dims[h->ndim++] = v;
 		ws(l);
 		comma = l->p < l->end && *l->p == ',';
@@ -116,7 +121,7 @@ static int parse_shape(struct lex *l, struct mfs_npy_head *h, struct mfs_err *er
 }
 
 /* descr to dtype: '<' '|' '=' or '>' and a NumPy type code of a numeric
- * dtype modelfs has; else -ENOTSUP (strings, datetimes, long double). */
+ * dtype modelfs has; else -ENOTSUP (strings, datetimes). */
 static int descr_dtype(const char *s, size_t n, struct mfs_npy_head *h)
 {
 	char d[8];
@@ -238,8 +243,15 @@ static int parse_dict(struct lex *l, struct mfs_npy_head *h, struct mfs_err *err
 int mfs_npy_parse(const uint8_t *buf, uint64_t len, struct mfs_npy_head *h, struct mfs_err *err)
 {
 	memset(h, 0, sizeof(*h));
-	if (len < 10 || memcmp(buf, "\x93NUMPY", 6) != 0)
-		return mfs_error(err, EINVAL, "not a .npy file: expected \"\\x93NUMPY\" at byte 0");
+	if (len < 6 || memcmp(buf, "\x93NUMPY", 6) != 0) {
+		char q[MFS_QUOTE_MAX];
+		size_t n = len < 8 ? (size_t)len : 8;
+		return mfs_error(err, EINVAL, "not a .npy file: expected \"\\x93NUMPY\" at byte 0, found %s (%llu bytes)",
+				 mfs_quote(q, buf, n), (unsigned long long)len);
+	}
+	if (len < 10)
+		return mfs_error(err, EINVAL, "truncated: a .npy header needs 10 bytes, there are %llu",
+				 (unsigned long long)len);
 	h->major = buf[6];
 	if ((h->major != 1 && h->major != 2 && h->major != 3) || buf[7] != 0)
 		return mfs_error(err, EINVAL, ".npy format version %u.%u, expected 1.0, 2.0 or 3.0",

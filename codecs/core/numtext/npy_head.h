@@ -32,9 +32,9 @@ struct mfs_npy_head {
 
 /* Parse the header at buf[0, len) (len may be less than the whole file: the
  * header must be inside it): the dict literal strictly (exactly 'descr',
- * 'fortran_order' and 'shape', each once, literal values only). 0; -ENOTSUP
- * for a dtype modelfs does not show (strings, structured, object,
- * datetime, long double): pass through (a structured descr that is exactly
+ * 'fortran_order' and 'shape', each once, literal values only; sizes may
+ * be written as Python 2 longs, 2L). 0; -ENOTSUP for a dtype modelfs does
+ * not show (strings, structured, object, datetime): pass through (a structured descr that is exactly
  * one of modelfs's dtypes, complex32 as data.npy writes it, comes with h
  * filled in whole: h->structured and h->dtype); -EINVAL with a message for
  * a malformed header. */

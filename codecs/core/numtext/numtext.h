@@ -18,20 +18,22 @@
  * to zero or a subnormal as IEEE says. Integers accept an optional sign
  * (no '+' check beyond that), decimal digits only.
  *
- * Thread-safe, no allocation. Floats are formatted by Dragonbox and parsed by
+ * Thread-safe, no allocation (but for float128 tokens over 255 bytes,
+ * copied for strtold). Floats are formatted by Dragonbox and parsed by
  * fast_float (Debian's libdragonbox-dev and libfast-float-dev) behind a small
  * C++ shim; float16, and float32 but for subnormals and powers of two, find
- * their shortest decimals here.
+ * their shortest decimals here; float128 goes through glibc (numtext_ld.c).
  */
 #ifndef MFS_NUMTEXT_H
 #define MFS_NUMTEXT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "dtype.h"
 
-#define MFS_NUM_MAX 64  /* enough for any element, complex128 included */
+#define MFS_NUM_MAX 64  /* enough for any element, complex256 (59) included */
 
 size_t mfs_fmt_f16(char *out, uint16_t bits);
 size_t mfs_fmt_f32(char *out, float v);
@@ -93,6 +95,30 @@ float mfs_f8e5m2_to_f32(uint8_t bits);
 enum mfs_mini { MFS_MINI_NONE, MFS_MINI_BF16, MFS_MINI_E4M3, MFS_MINI_E5M2 };
 void mfs_mini_widen(enum mfs_mini type, const void *src, uint32_t *out, size_t n);
 int mfs_mini_narrow(enum mfs_mini type, const uint32_t *in, void *dst, size_t n, size_t *bad);
+
+/* float128, NumPy's long double as x86-64 writes it (<f16): the x87
+ * extended format in the first 10 of 16 bytes (64-bit significand with an
+ * explicit integer bit, 15-bit exponent and the sign), then 6 bytes of
+ * padding that hold nothing (NumPy leaves whatever memory held). Text is
+ * the shortest decimal that reads back to the same value, in the layout
+ * above (up to 21 digits, exponents up to 4 digits); parsing rounds to
+ * nearest and writes zero padding. An encoding no x87 stores (an integer
+ * bit that disagrees with the exponent: unnormals, pseudo-NaNs) is a NaN
+ * of its sign, as glibc prints it. Other platforms store other formats
+ * under the same descr (aarch64 and s390x IEEE binary128, ppc64le a pair
+ * of doubles): mfs_f128_x87 tells from a sample of elements whether they
+ * are x87 numbers. Only on a host whose long double is x87 (x86-64):
+ * elsewhere mfs_f128_x87 is false and the other functions are not used. */
+size_t mfs_fmt_f128(char *out, const void *src);
+int mfs_parse_f128(const char *s, size_t n, void *dst);
+double mfs_f128_to_f64(const void *src);
+/* Whether n 16-byte elements at src (little-endian: big-endian ones
+ * swapped first) read as x87 extended numbers rather than IEEE binary128:
+ * every one is an encoding an x87 stores (integer bit set exactly when the
+ * exponent is not zero), and no fewer of them have a plausible magnitude as
+ * x87 (zero with zero padding, or a binary exponent within 2^+-1100) than
+ * as binary128 (zero, or an exponent within 2^+-1100 there). */
+bool mfs_f128_x87(const void *src, size_t n);
 
 /* IEEE binary16 conversions; to-half rounds to nearest, ties to even. */
 float mfs_f16_to_f32(uint16_t h);

@@ -184,6 +184,16 @@ int mfs_elem_parse_f8e5m2(const char *s, size_t n, void *dst)
 	return mfs_parse_f8e5m2(s, n, dst);
 }
 
+size_t mfs_elem_fmt_f128(char *out, const void *src)
+{
+	return mfs_fmt_f128(out, src);
+}
+
+int mfs_elem_parse_f128(const char *s, size_t n, void *dst)
+{
+	return mfs_parse_f128(s, n, dst);
+}
+
 /* n floats of size bytes at src as doubles, each as conv gives it. */
 #define WIDEN_ROW(T, size, conv) \
 	void mfs_elem_widen_##T(double *out, const void *src, size_t n) \
@@ -217,17 +227,26 @@ WIDEN_ROW(bf16, 2, mfs_bf16_to_f32((uint16_t)u))
 WIDEN_ROW(f8e4m3, 1, mfs_f8e4m3_to_f32((uint8_t)u))
 WIDEN_ROW(f8e5m2, 1, mfs_f8e5m2_to_f32((uint8_t)u))
 
+void mfs_elem_widen_f128(double *out, const void *src, size_t n)
+{
+	const uint8_t *p = src;
+	for (size_t i = 0; i < n; i++, p += 16)
+		out[i] = mfs_f128_to_f64(p);
+}
+
 /* --- Complex -------------------------------------------------------------- */
 
-/* The float each half of a complex value is: its row's size and functions. */
+/* The float each half of a complex value is: its row's size, padding and
+ * functions. */
 struct part {
-	unsigned size;
+	unsigned size, pad;
 	size_t (*fmt)(char *out, const void *src);
 	int (*parse)(const char *s, size_t n, void *dst);
 	void (*widen)(double *out, const void *src, size_t n);
 };
-#define PART(T, size) {size, mfs_elem_fmt_##T, mfs_elem_parse_##T, mfs_elem_widen_##T}
-static const struct part part_f16 = PART(f16, 2), part_f32 = PART(f32, 4), part_f64 = PART(f64, 8);
+#define PART(T, size, pad) {size, pad, mfs_elem_fmt_##T, mfs_elem_parse_##T, mfs_elem_widen_##T}
+static const struct part part_f16 = PART(f16, 2, 0), part_f32 = PART(f32, 4, 0),
+			 part_f64 = PART(f64, 8, 0), part_f128 = PART(f128, 16, 6);
 
 /* n complex values of two part floats as their magnitudes. */
 static void widen_complex(double *out, const uint8_t *p, size_t n, const struct part *pi)
@@ -250,7 +269,7 @@ static size_t fmt_complex(char *out, const struct part *pi, const uint8_t *b)
 	char *p = out + n;
 	char im[MFS_NUM_MAX];
 	size_t m = pi->fmt(im, b + half);
-	if (!(b[2 * half - 1] >> 7))
+	if (!(b[2 * half - pi->pad - 1] >> 7))  /* the imaginary part's sign bit */
 		*p++ = '+';
 	memcpy(p, im, m);
 	p += m;
@@ -263,7 +282,7 @@ static size_t fmt_complex(char *out, const struct part *pi, const uint8_t *b)
 static int parse_complex(const struct part *pi, const char *s, size_t n, uint8_t *dst)
 {
 	unsigned half = pi->size;
-	uint8_t tmp[16] = {0};
+	uint8_t tmp[32] = {0};
 	if (n >= 2 && s[0] == '(' && s[n - 1] == ')') {
 		s++;
 		n -= 2;
@@ -316,3 +335,4 @@ static int parse_complex(const struct part *pi, const char *s, size_t n, uint8_t
 COMPLEX_ROW(c32, &part_f16)
 COMPLEX_ROW(c64, &part_f32)
 COMPLEX_ROW(c128, &part_f64)
+COMPLEX_ROW(c256, &part_f128)

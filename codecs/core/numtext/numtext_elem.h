@@ -9,7 +9,7 @@
 #define MFS_ELEM_ROWS(X) \
 	X(i8) X(u8) X(i16) X(u16) X(i32) X(u32) X(i64) X(u64) \
 	X(f16) X(f32) X(f64) X(bool) X(c32) X(c64) X(c128) \
-	X(bf16) X(f8e4m3) X(f8e5m2)
+	X(bf16) X(f8e4m3) X(f8e5m2) X(f128) X(c256)
 
 #define MFS_ELEM_DECL(T) \
 	size_t mfs_elem_fmt_##T(char *out, const void *src); \
@@ -21,6 +21,7 @@ MFS_ELEM_ROWS(MFS_ELEM_DECL)
 MFS_WIDEN_DECL(f16) MFS_WIDEN_DECL(f32) MFS_WIDEN_DECL(f64)
 MFS_WIDEN_DECL(bf16) MFS_WIDEN_DECL(f8e4m3) MFS_WIDEN_DECL(f8e5m2)
 MFS_WIDEN_DECL(c32) MFS_WIDEN_DECL(c64) MFS_WIDEN_DECL(c128)
+MFS_WIDEN_DECL(f128) MFS_WIDEN_DECL(c256)
 #undef MFS_WIDEN_DECL
 
 #endif

@@ -72,10 +72,11 @@ int mfs_submit_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_pa
 	return p->n == 0 && !p->has_sidecar ? 1 : 0;
 }
 
-/* Floats of row fi equal bitwise, or both NaN with the same sign. */
+/* Floats of row fi equal bitwise (but for padding, fi->pad), or both NaN
+ * with the same sign. */
 static bool same_float(const struct mfs_dtype_info *fi, const uint8_t *a, const uint8_t *b)
 {
-	unsigned fs = fi->size;
+	unsigned fs = fi->size - fi->pad;
 	if (memcmp(a, b, fs) == 0)
 		return true;
 	double x, y;
@@ -84,10 +85,11 @@ static bool same_float(const struct mfs_dtype_info *fi, const uint8_t *a, const 
 	return isnan(x) && isnan(y) && (a[fs - 1] >> 7) == (b[fs - 1] >> 7);
 }
 
-/* Whether two elements are equal for our purposes: bitwise; any NaN equals
- * any NaN of the same sign, also as a part of a complex value (so writing
- * back "nan" keeps a NaN's payload); and any non-zero bool byte equals any
- * other (so writing back "1" keeps a stored 2). */
+/* Whether two elements are equal for our purposes: bitwise, padding aside
+ * (a float128's 6 bytes: writing back its text keeps what they hold); any
+ * NaN equals any NaN of the same sign, also as a part of a complex value
+ * (so writing back "nan" keeps a NaN's payload); and any non-zero bool byte
+ * equals any other (so writing back "1" keeps a stored 2). */
 static bool same_elem(enum mfs_dtype dt, const uint8_t *a, const uint8_t *b, unsigned es)
 {
 	if (memcmp(a, b, es) == 0)

@@ -277,7 +277,9 @@ static int write_text(struct mfs_model *m, mfs_id id, const struct mfs_content *
 	if (n->view == MFS_V_TEXT) {
 		if (len && text[len - 1] == '\n')
 			len--;
-		if (len + 1 == n->u.text.len && memcmp(text, n->u.text.s, len) == 0) {
+		/* A text ends in one newline, unless it is empty (no lines). */
+		uint64_t had = n->u.text.len ? n->u.text.len - 1 : 0;
+		if (len == had && memcmp(text, n->u.text.s, len) == 0) {
 			free(text);
 			return 1;
 		}
@@ -357,7 +359,8 @@ static int check_fn(void *arg)
 	    !(t->flags & MFS_TF_SPARSE))
 		return mfs_values_check(c->m->rt, t, c->text, c->len, c->st, c->err);
 	if (n->view != MFS_V_TEXT || c->st->off || c->len == 0 || c->text[c->len - 1] != '\n' ||
-	    memchr(c->text, '\n', c->len - 1) || memchr(n->u.text.s, '\n', n->u.text.len - 1))
+	    memchr(c->text, '\n', c->len - 1) ||
+	    (n->u.text.len && memchr(n->u.text.s, '\n', n->u.text.len - 1)))
 		return 0;
 	/* One complete line into a one-line file: check it as the commit will. */
 	struct mfs_patch p;
