@@ -162,7 +162,7 @@ static void add_tensor(struct mfs_model *m, struct mfs_dotted *d, uint32_t i)
 		struct mfs_err err = {0};
 		if (t.dtype != MFS_DT_F128 && t.dtype != MFS_DT_C256)
 			head = 0;
-		else if (npz_inflate_read(m, i, h->data_off, head, first, &err) < 0)
+		else if (npz_member_read(m, i, h->data_off, head, first, &err) < 0)
 			head = 0;  /* its reads fail later, with EIO */
 		npy_long_double(&t, first, head);
 		t.ops = &npz_deflated_ops;
