@@ -89,6 +89,19 @@ int mfs_model_open_as(struct mfs_model **out, int dirfd, const char *path, const
  * saying so. */
 int mfs_model_open_rt(struct mfs_model **out, struct mfs_runtime *rt, int dirfd,
 		      const char *name, const struct mfs_codec *codec, struct mfs_err *err);
+/* How a host opens a model's file and the files read beside it (a
+ * sharded index's shards, the sidecar): open(ctx, dirfd, name) gives a
+ * descriptor of a regular file opened for reading, or -errno. Without one
+ * (NULL), openat with O_NOFOLLOW: a symbolic link is never followed. A
+ * host that shows links as models resolves them itself (fs/links.c). */
+struct mfs_opener {
+	int (*open)(void *ctx, int dirfd, const char *name);
+	void *ctx;
+};
+/* mfs_model_open_rt, the file and its siblings opened through op (NULL:
+ * the default). */
+int mfs_model_open_with(struct mfs_model **out, struct mfs_runtime *rt, int dirfd,
+			const char *name, const struct mfs_opener *op, struct mfs_err *err);
 /* Index bytes held in memory (tests, fuzzing, validation). The buffers must
  * outlive the model. side may be NULL (no sidecar). */
 int mfs_model_open_mem(struct mfs_model **out, const void *buf, size_t len,

@@ -218,6 +218,16 @@ static int read_full(int fd, void *buf, size_t len, uint64_t off)
 	return (int)got;
 }
 
+/* name in dirfd for reading: through the host's opener, else never
+ * through a link. A descriptor or -errno. */
+static int open_source(const struct mfs_opener *op, int dirfd, const char *name)
+{
+	if (op)
+		return op->open(op->ctx, dirfd, name);
+	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	return fd < 0 ? -errno : fd;
+}
+
 /* Read name + suffix beside the source, if it is a regular file. */
 static int read_sidecar(struct mfs_model *m, int dirfd, const char *suffix, struct mfs_err *err)
 {
@@ -227,7 +237,7 @@ static int read_sidecar(struct mfs_model *m, int dirfd, const char *suffix, stru
 		return mfs_error(err, ENOMEM, "out of memory");
 	memcpy(path, m->name, nl);
 	memcpy(path + nl, suffix, sl + 1);
-	int fd = openat(dirfd, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	int fd = open_source(m->impl->opener, dirfd, path);
 	free(path);
 	if (fd < 0)
 		return 0;  /* no sidecar (or a link we do not follow) */
@@ -271,12 +281,13 @@ static int check_sibling(struct mfs_model *m, const char *name, struct mfs_err *
 /* mfs_model_open_as, with the runtime whose index budget the model is
  * charged to as it is built (NULL: none). */
 static int open_file(struct mfs_model **out, struct mfs_runtime *rt, int dirfd, const char *path,
-		     const char *name, const struct mfs_codec *codec, struct mfs_err *err)
+		     const char *name, const struct mfs_codec *codec, const struct mfs_opener *op,
+		     struct mfs_err *err)
 {
 	*out = NULL;
-	int fd = openat(dirfd, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	int fd = open_source(op, dirfd, path);
 	if (fd < 0)
-		return mfs_error(err, errno, "cannot open: %s", strerror(errno));
+		return mfs_error(err, -fd, "cannot open: %s", strerror(-fd));
 	struct stat st;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
@@ -338,6 +349,7 @@ static int open_file(struct mfs_model **out, struct mfs_runtime *rt, int dirfd, 
 		m->base = p;
 	}
 	int r = 0;
+	m->impl->opener = op;
 	if (codec->sidecar)
 		r = read_sidecar(m, dirfd, codec->sidecar, err);
 	m->impl->dirfd = dirfd;
@@ -346,6 +358,7 @@ static int open_file(struct mfs_model **out, struct mfs_runtime *rt, int dirfd, 
 		r = index_model(m, err);
 	m->impl->dirfd = -1;
 	m->impl->sibling = NULL;
+	m->impl->opener = NULL;
 	if (r < 0) {
 		mfs_model_free(m);
 		return r;
@@ -360,21 +373,27 @@ static int open_file(struct mfs_model **out, struct mfs_runtime *rt, int dirfd, 
 int mfs_model_open_as(struct mfs_model **out, int dirfd, const char *path, const char *name,
 		      const struct mfs_codec *codec, struct mfs_err *err)
 {
-	return open_file(out, NULL, dirfd, path, name, codec, err);
+	return open_file(out, NULL, dirfd, path, name, codec, NULL, err);
 }
 
 int mfs_model_open_rt(struct mfs_model **out, struct mfs_runtime *rt, int dirfd,
 		      const char *name, const struct mfs_codec *codec, struct mfs_err *err)
 {
-	return open_file(out, rt, dirfd, name, name, codec, err);
+	return open_file(out, rt, dirfd, name, name, codec, NULL, err);
+}
+
+int mfs_model_open_with(struct mfs_model **out, struct mfs_runtime *rt, int dirfd,
+			const char *name, const struct mfs_opener *op, struct mfs_err *err)
+{
+	return open_file(out, rt, dirfd, name, name, NULL, op, err);
 }
 
 /* m->impl->sibling while the codec opens m (mfs_model_check_sibling). */
 static int check_sibling(struct mfs_model *m, const char *name, struct mfs_err *err)
 {
-	int fd = openat(m->impl->dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	int fd = open_source(m->impl->opener, m->impl->dirfd, name);
 	if (fd < 0)
-		return mfs_error(err, errno, "cannot open: %s", strerror(errno));
+		return mfs_error(err, -fd, "cannot open: %s", strerror(-fd));
 	struct stat st;
 	uint8_t head[MFS_HEAD_MAX];
 	int r = fstat(fd, &st) < 0 ? mfs_error(err, errno, "cannot stat: %s", strerror(errno)) : 0;
