@@ -77,6 +77,22 @@ static int same_file(int dirfd, const char *name, const struct mfs_model *m, str
 	return 0;
 }
 
+/* name is still a link to the file the model was made from (whose stat
+ * the caller found by resolving it): out gets that file's stat. */
+static int same_link(int dirfd, const char *name, const struct mfs_model *m,
+		     const struct stat *target, struct stat *out, struct mfs_err *err)
+{
+	struct stat now;
+	if (fstatat(dirfd, name, &now, AT_SYMLINK_NOFOLLOW) < 0)
+		return mfs_error(err, errno, "%s: %s", name, strerror(errno));
+	if (!S_ISLNK(now.st_mode) || (uint64_t)target->st_dev != m->dev ||
+	    (uint64_t)target->st_ino != m->ino || (uint64_t)target->st_size != m->size)
+		return mfs_error(err, EAGAIN, "%s changed outside the mount meanwhile; nothing written",
+				 name);
+	*out = *target;
+	return 0;
+}
+
 /* Replace name in dirfd by data written by fill(), atomically. */
 struct rewrite {
 	int (*fill)(int fd, void *arg, struct mfs_err *err);
@@ -336,12 +352,13 @@ int mfs_commit(int dirfd, const struct mfs_model *m, const struct mfs_patch *p,
 	static const struct mfs_commit_opts defaults;
 	const struct mfs_commit_opts *o = opts ? opts : &defaults;
 	struct stat st;
-	int r = same_file(dirfd, m->name, m, &st, err);
+	int r = o->link_target ? same_link(dirfd, m->name, m, o->link_target, &st, err)
+			       : same_file(dirfd, m->name, m, &st, err);
 	if (r < 0)
 		return r;
 	if (p->n) {
 		r = JOURNAL_TAKEN;
-		if (!o->no_inplace && mfs_patch_same_size(p))
+		if (!o->no_inplace && !o->link_target && mfs_patch_same_size(p))
 			r = commit_inplace(dirfd, m, p, &st, o, err);
 		if (r == JOURNAL_TAKEN) {
 			struct patched pa = {.m = m, .p = p, .o = o};

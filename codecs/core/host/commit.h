@@ -18,6 +18,7 @@
 #define MFS_COMMIT_H
 
 #include <stdbool.h>
+#include <sys/stat.h>
 
 #include "edit.h"
 #include "model.h"
@@ -31,10 +32,16 @@ struct mfs_commit_opts {
 	void (*progress)(void *ctx, const char *name, uint64_t done, uint64_t total);
 	void *progress_ctx;
 	uint64_t progress_min, progress_step;
+	/* Set: m->name in dirfd is a symbolic link to the file m was indexed
+	 * from, whose stat this is (the caller resolved the link). The new
+	 * content becomes a regular file renamed over the link, never a patch
+	 * in place: the file the link leads to is left byte-identical. */
+	const struct stat *link_target;
 };
 
-/* Apply p, made against model m, to m->name in dirfd. m->fd must be the
- * source that m was indexed from. */
+/* Apply p, made against model m, to m->name in dirfd (or in the place of
+ * the link of that name: opts->link_target). m->fd must be the source that
+ * m was indexed from. */
 int mfs_commit(int dirfd, const struct mfs_model *m, const struct mfs_patch *p,
 	       const struct mfs_commit_opts *opts, struct mfs_err *err);
 
