@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "commit.h"
+#include "links.h"
 #include "model_fs.h"
 #include "pending.h"
 #include "source.h"
@@ -50,15 +51,17 @@ static bool same_stat(const struct stat *a, const struct stat *b)
 }
 
 /* The sidecar's stat (st_ino 0 when there is none); suffix: the codec's
- * sidecar suffix, or NULL. */
-static void side_stat(int dfd, const char *name, const char *suffix, struct stat *out)
+ * sidecar suffix, or NULL. A sidecar that is a link is read through it, as
+ * the model is (links.h). */
+static void side_stat(struct inode *dir, const char *name, const char *suffix, struct stat *out)
 {
 	memset(out, 0, sizeof(*out));
 	if (!suffix)
 		return;
 	char p[600];
+	bool link;
 	snprintf(p, sizeof(p), "%s%s", name, suffix);
-	if (fstatat(dfd, p, out, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(out->st_mode))
+	if (link_source_stat(dir, p, out, &link) < 0 || !S_ISREG(out->st_mode))
 		memset(out, 0, sizeof(*out));
 }
 
@@ -116,8 +119,11 @@ static struct mref *parse(struct inode *dir, const char *name, struct stat *st,
 			return NULL;
 		}
 	}
+	/* A link is parsed as the file it leads to beneath SOURCE, under the
+	 * link's name, its siblings looked up from the link's directory. */
 	struct mfs_model *m;
-	int r = mfs_model_open_rt(&m, fs->rt, dfd, name, NULL, err);
+	struct mfs_opener op = {link_source_open, dir};
+	int r = mfs_model_open_with(&m, fs->rt, dfd, name, &op, err);
 	if (r < 0)
 		return NULL;
 	if (m->note[0] && m->more_notes) {
@@ -138,7 +144,7 @@ static struct mref *parse(struct inode *dir, const char *name, struct stat *st,
 	}
 	ref->m = m;
 	atomic_init(&ref->refs, 1);
-	side_stat(dfd, name, m->codec->sidecar, side);
+	side_stat(dir, name, m->codec->sidecar, side);
 	return ref;
 }
 
@@ -230,10 +236,11 @@ static int bid(struct inode *mi, const struct stat *st, const char *sidecar,
 	return 0;
 }
 
-/* The codec that bids on a file's name and first bytes, or NULL. */
-static const struct mfs_codec *probe(int dfd, const char *name, const struct stat *st)
+/* The codec that bids on a file's name and first bytes (a link's name and
+ * its target's bytes), or NULL. */
+static const struct mfs_codec *probe(struct inode *dir, const char *name, const struct stat *st)
 {
-	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	int fd = link_source_open(dir, dir_fd(dir), name);
 	if (fd < 0)
 		return NULL;
 	uint8_t head[MFS_HEAD_MAX];
@@ -248,7 +255,7 @@ enum fm_state {
 	FM_PARSED,    /* this version, indexed */
 };
 
-static enum fm_state fm_state(struct fsmodel *fm, int dfd, const char *name,
+static enum fm_state fm_state(struct fsmodel *fm, struct inode *dir, const char *name,
 			      const struct stat *st)
 {
 	pthread_mutex_lock(&fm->lock);
@@ -259,7 +266,7 @@ static enum fm_state fm_state(struct fsmodel *fm, int dfd, const char *name,
 	if (!same_stat(&fst, st))
 		return FM_CHANGED;
 	struct stat side;
-	side_stat(dfd, name, suffix, &side);
+	side_stat(dir, name, suffix, &side);
 	if (!same_side(&side, &fside))
 		return FM_CHANGED;
 	return parsed ? FM_PARSED : FM_BID;
@@ -288,14 +295,14 @@ static bool validate(struct inode *dir, const char *name, const struct stat *st,
  * holds (a candidate they showed was indexed then, and is indexed again
  * when its contents are first read); a name no listing has shown is indexed
  * now when index (a lookup), else bid on from its name and first bytes and checked
- * by indexing it once (a listing). */
+ * by indexing it once (a listing). st: the file's stat (a link's target's);
+ * plain: the kind it is shown as when it is no model (I_SFILE, I_SLINK). */
 static struct inode *source_file(struct inode *dir, const char *name, const struct stat *st,
-				 bool index, int *err_out)
+				 bool index, enum ikind plain, int *err_out)
 {
-	int dfd = dir_fd(dir);
 	struct inode *mi = inode_find_child(dir, name, I_MODEL);
 	struct fsmodel *fm = mi ? fm_of(mi) : NULL;
-	if (fm && fm_state(fm, dfd, name, st) != FM_CHANGED)
+	if (fm && fm_state(fm, dir, name, st) != FM_CHANGED)
 		return mi;  /* indexed, or shown by a listing: as it was */
 	const char *sidecar = NULL;
 	bool candidate = verdict_get(dir->ino, name, st, &sidecar) == VERDICT_CANDIDATE;
@@ -309,7 +316,7 @@ static struct inode *source_file(struct inode *dir, const char *name, const stru
 		if (!validate(dir, name, st, &sidecar)) {
 			if (mi)
 				inode_put(mi);
-			return inode_child(dir, name, I_SFILE);
+			return inode_child(dir, name, plain);
 		}
 		verdict_set(dir->ino, name, st, VERDICT_CANDIDATE, sidecar);
 		candidate = true;
@@ -321,7 +328,7 @@ static struct inode *source_file(struct inode *dir, const char *name, const stru
 	}
 	struct stat side;
 	if (candidate) {
-		side_stat(dfd, name, sidecar, &side);
+		side_stat(dir, name, sidecar, &side);
 		if (bid(mi, st, sidecar, &side) < 0) {
 			inode_put(mi);
 			*err_out = ENOMEM;
@@ -346,7 +353,23 @@ static struct inode *source_file(struct inode *dir, const char *name, const stru
 	report_failure(dir, name, &pst, &err);
 	if (known)
 		notify_inval_inode(dir->ino);  /* its listing may show a directory */
-	return inode_child(dir, name, I_SFILE);
+	return inode_child(dir, name, plain);
+}
+
+/* A link: a model when it leads beneath SOURCE to a file that is one
+ * (recognised by the link's name and the file's bytes; st then becomes the
+ * file's stat), else the link it is. */
+static struct inode *source_link(struct inode *dir, const char *name, struct stat *st,
+				 bool listing, int *err_out)
+{
+	struct stat tst;
+	bool link;
+	if (link_source_stat(dir, name, &tst, &link) < 0 || failed_before(dir->ino, name, &tst))
+		return inode_child(dir, name, I_SLINK);
+	struct inode *i = source_file(dir, name, &tst, !listing, I_SLINK, err_out);
+	if (i && i->kind == I_MODEL)
+		*st = tst;
+	return i;
 }
 
 struct inode *source_child(struct inode *dir, const char *name, struct stat *st, bool listing,
@@ -381,35 +404,37 @@ struct inode *source_child(struct inode *dir, const char *name, struct stat *st,
 		return d;
 	}
 	if (S_ISLNK(st->st_mode))
-		return inode_child(dir, name, I_SLINK);
+		return source_link(dir, name, st, listing, err_out);
 	if (!S_ISREG(st->st_mode) || failed_before(dir->ino, name, st))
 		return inode_child(dir, name, I_SFILE);
-	return source_file(dir, name, st, !listing, err_out);
+	return source_file(dir, name, st, !listing, I_SFILE, err_out);
 }
 
 unsigned source_dtype(struct inode *dir, const char *name, unsigned char d_type)
 {
-	if (d_type != DT_REG && d_type != DT_UNKNOWN)
+	if (d_type != DT_REG && d_type != DT_LNK && d_type != DT_UNKNOWN)
 		return d_type;
-	int dfd = dir_fd(dir);
 	struct stat st;
-	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return DT_UNKNOWN;
+	bool link;
+	int r = link_source_stat(dir, name, &st, &link);
+	if (r < 0)
+		return link ? DT_LNK : DT_UNKNOWN;
+	unsigned plain = link ? DT_LNK : DT_REG;
 	if (!S_ISREG(st.st_mode))
 		return (st.st_mode & S_IFMT) >> 12;
 	if (failed_before(dir->ino, name, &st))
-		return DT_REG;
+		return plain;
 	struct inode *mi = inode_find_child(dir, name, I_MODEL);
 	if (mi) {
 		struct fsmodel *fm = fm_of(mi);
-		bool fresh = fm && fm_state(fm, dfd, name, &st) == FM_PARSED;
+		bool fresh = fm && fm_state(fm, dir, name, &st) == FM_PARSED;
 		inode_put(mi);
 		if (fresh)
 			return DT_DIR;
 	}
 	/* A model until it is parsed, which may fail: the type is not known
 	 * yet (tools then stat it, and the lookup parses it). */
-	return probe(dfd, name, &st) ? DT_UNKNOWN : DT_REG;
+	return probe(dir, name, &st) ? DT_UNKNOWN : plain;
 }
 
 /* ---- generations ------------------------------------------------------------ */
@@ -438,9 +463,12 @@ struct mref *fsmodel_current(struct fsmodel *fm, struct mfs_err *err)
 	fuse_ino_t pino = 0;
 	char name[NAME_MAX + 1];
 	r = NULL;
-	bool gone = fstatat(dir_fd(mi->parent), mi->name, &st, AT_SYMLINK_NOFOLLOW) < 0;
+	bool link;
+	int sr = link_source_stat(mi->parent, mi->name, &st, &link);
+	bool gone = sr < 0;
 	if (gone)
-		mfs_error(err, errno, "the source file is gone");
+		mfs_error(err, -sr, link ? "the link leads to no model file beneath the mounted directory"
+				       : "the source file is gone");
 	else if (failed_before(mi->parent->ino, mi->name, &st))
 		mfs_error(err, EINVAL, "this version of the file does not parse");
 	else if ((r = parse(mi->parent, mi->name, &st, &side, err)) != NULL) {
@@ -522,6 +550,20 @@ static void log_progress(void *ctx, const char *name, uint64_t done, uint64_t to
 		total ? (int)(done * 100 / total) : 100);
 }
 
+/* Where a commit of mi writes: a model shown through a link gets a new
+ * file in the link's place (o->link_target: *target), and the file the
+ * link leads to (a shared blob) is left as it is. */
+static int commit_place(struct inode *mi, struct stat *target, struct mfs_commit_opts *o,
+			bool *link, struct mfs_err *err)
+{
+	int r = link_source_stat(mi->parent, mi->name, target, link);
+	if (r < 0)
+		return mfs_error(err, -r, "%s: %s", mi->name, strerror(-r));
+	if (*link)
+		o->link_target = target;
+	return 0;
+}
+
 int fsmodel_commit(struct fsmodel *fm, struct inode *vi, const struct mfs_content *c, int own,
 		   struct mfs_err *err)
 {
@@ -533,6 +575,8 @@ int fsmodel_commit(struct fsmodel *fm, struct inode *vi, const struct mfs_conten
 	struct mref *r = fsmodel_current(fm, err);
 	if (!r)
 		return -err->code;
+	struct stat target;
+	bool link;
 	pthread_mutex_lock(&fm->commit);
 	/* Another commit may have made a newer generation meanwhile. */
 	pthread_mutex_lock(&fm->lock);
@@ -562,7 +606,12 @@ int fsmodel_commit(struct fsmodel *fm, struct inode *vi, const struct mfs_conten
 	struct mfs_commit_opts o = {.no_inplace = fs->o.no_inplace, .no_fsync = fs->o.no_fsync,
 				    .progress = log_progress, .progress_min = fs->o.progress,
 				    .progress_step = fs->o.progress / 4};
-	bool inplace = !o.no_inplace && mfs_patch_same_size(&p) && p.n;
+	ret = commit_place(mi, &target, &o, &link, err);
+	if (ret < 0) {
+		close(dfd);
+		goto out;
+	}
+	bool inplace = !o.no_inplace && !link && mfs_patch_same_size(&p) && p.n;
 	if (inplace) {
 		/* In place only when no other open file reads this source: one
 		 * reading an older generation must not see it change (it reads
@@ -580,7 +629,7 @@ int fsmodel_commit(struct fsmodel *fm, struct inode *vi, const struct mfs_conten
 		struct stat st, side;
 		struct mfs_err perr = {0};
 		struct mref *nr = NULL;
-		if (fstatat(dfd, mi->name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		if (link_source_stat(mi->parent, mi->name, &st, &link) == 0)
 			nr = parse(mi->parent, mi->name, &st, &side, &perr);
 		if (nr) {
 			attach(mi, nr, &st, &side);
@@ -638,12 +687,12 @@ void fsmodel_check(struct fsmodel *fm)
 	struct stat st, side;
 	bool changed, gone = false;
 	struct mref *drop = NULL;
-	int dfd = dir_fd(mi->parent);
+	bool link;
 	pthread_mutex_lock(&fm->lock);
-	if (fstatat(dfd, mi->name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+	if (link_source_stat(mi->parent, mi->name, &st, &link) < 0) {
 		changed = gone = true;
 	} else {
-		side_stat(dfd, mi->name, fm->sidecar, &side);
+		side_stat(mi->parent, mi->name, fm->sidecar, &side);
 		changed = !same_stat(&st, &fm->st) || !same_side(&side, &fm->side_st);
 		gone = st.st_ino != fm->st.st_ino || st.st_dev != fm->st.st_dev;
 	}

@@ -120,3 +120,8 @@ bool src_hidden(int dfd, const char *name)
 	struct stat st;
 	return fstat(dfd, &st) == 0 && st.st_dev == hide.dev && st.st_ino == hide.ino;
 }
+
+bool src_mount_inside(void)
+{
+	return hide.on;
+}

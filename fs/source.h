@@ -34,5 +34,7 @@ int src_futimens(int fd, const struct timespec ts[2]);
 int src_hide_mountpoint(const char *source, const char *mountpoint);
 /* Whether entry name of directory dfd is the mount point left out. */
 bool src_hidden(int dfd, const char *name);
+/* Whether the mount point lies inside SOURCE (src_hide_mountpoint). */
+bool src_mount_inside(void);
 
 #endif
