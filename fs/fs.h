@@ -36,6 +36,7 @@ struct fsopts {
 	int foreground, debug, singlethread;
 	int no_inplace;          /* always rewrite whole files (tests) */
 	int no_fsync;            /* tests only: commits without fsync */
+	int no_openat2;          /* tests only: links resolved by the walk (links.c) */
 	int allow_other;
 };
 

@@ -19,6 +19,7 @@
 #include "cli.h"
 #include "commit.h"
 #include "fs.h"
+#include "links.h"
 #include "ops.h"
 #include "source.h"
 #include "view.h"
@@ -64,6 +65,7 @@ static const char usage[] =
 	"                           its progress, every quarter of BYTES [1G]\n"
 	"    -o no_inplace          commit every change by rewriting the whole file [off]\n"
 	"    -o no_fsync            commit without fsync; not crash-safe, for tests [off]\n"
+	"    -o no_openat2          resolve links in SOURCE as without openat2, for tests [off]\n"
 	"\n"
 	"libfuse options:\n"
 	"    -o max_threads=N       most worker threads [10]\n"
@@ -100,6 +102,7 @@ static const struct fuse_opt fs_opts[] = {
 	{"timeout=%lf", offsetof(struct fsopts, timeout), 0},
 	OPT("no_inplace", no_inplace),
 	OPT("no_fsync", no_fsync),
+	OPT("no_openat2", no_openat2),
 	FUSE_OPT_END,
 };
 static const struct fuse_opt cli_opts[] = {
@@ -491,6 +494,7 @@ static int prepare(struct fsstate *fs, const struct cli *cli, struct fuse_args *
 	caller_init();
 	raise_fd_limit();
 	log_init(&fs->o);
+	link_walk_only(fs->o.no_openat2);
 	struct mfs_runtime_opts rto = {.text_cache = fs->o.text_cache,
 				       .max_index = fs->o.max_index};
 	struct mfs_err err = {0};

@@ -1,0 +1,128 @@
+"""Links in SOURCE: one that leads beneath SOURCE to a model file is that
+model's directory at the link's place; one that leaves SOURCE (an absolute
+target, ".." above it), dangles, loops or leads to a directory is the link
+it is. Every case runs twice: with openat2 and with the walk used where
+openat2 is missing (-o no_openat2). A link swapped while a view is open:
+the open file reads what it opened, a later lookup sees the new target."""
+import os
+import time
+
+import numpy as np
+
+from formats import st_read, st_write
+from harness import Mount, check, eq, run, sha
+
+MODES = [(), ("-o", "no_openat2")]
+
+
+def model(path, value):
+    st_write(path, {"w": np.full((2, 3), value, dtype=np.float32)})
+
+
+def values(m, *p):
+    return np.load(m.m(*p, "tensors", "w", "data.npy")).tolist()
+
+
+def plant(m, outside):
+    os.makedirs(m.s("store", "blobs"))
+    os.makedirs(m.s("store", "snap", "sub"))
+    os.makedirs(m.s("dirs"))
+    model(m.s("store", "blobs", "b1"), 1.0)
+    model(m.s("store", "blobs", "b2"), 2.0)
+    model(outside, 9.0)
+    links = {
+        "store/snap/one.safetensors": "../blobs/b1",
+        "store/snap/sub/deep.safetensors": "../../blobs/b2",
+        "store/snap/hop.safetensors": "one.safetensors",            # a link to a link
+        "store/snap/via.safetensors": "../../dirs/up/blobs/b1",     # through a dir link
+        "dirs/up": "../store",
+        "store/snap/abs.safetensors": outside,                       # absolute: leaves
+        "store/snap/above.safetensors": "../../../" + os.path.basename(outside),
+        "store/snap/dangle.safetensors": "../blobs/none",
+        "store/snap/loop1.safetensors": "loop2.safetensors",
+        "store/snap/loop2.safetensors": "loop1.safetensors",
+        "store/snap/dir.safetensors": "../blobs",
+    }
+    for name, target in links.items():
+        os.symlink(target, m.s(name))
+
+
+def test_links_resolved_beneath_source():
+    for opts in MODES:
+        m = Mount(opts=list(opts))
+        outside = os.path.join(m.tmp, "outside.safetensors")
+        plant(m, outside)
+        with m:
+            for name, v in [("one", 1.0), ("sub/deep", 2.0), ("hop", 1.0), ("via", 1.0)]:
+                p = m.m("store", "snap", name + ".safetensors")
+                check(os.path.isdir(p) and not os.path.islink(p), "%s %s is a model" % (opts, name))
+                eq(values(m, "store", "snap", name + ".safetensors"), [[v] * 3] * 2, name)
+            for name in ["abs", "above", "dangle", "loop1", "loop2", "dir"]:
+                p = m.m("store", "snap", name + ".safetensors")
+                check(os.path.islink(p), "%s %s is shown as the link it is" % (opts, name))
+                eq(os.readlink(p), os.readlink(m.s("store", "snap", name + ".safetensors")), name)
+            eq(m.sh("ls -l store/snap | grep -c '^l'").stdout.strip(), "6", "links in the listing")
+            errs = m.errors()
+            for name in ["abs", "above", "dangle", "loop", "dir"]:
+                check(name not in errs, "no errors line for " + name)
+            eq(st_read(outside)[1]["w"][2], np.full((2, 3), 9.0, np.float32).tobytes(), "outside file")
+
+
+def test_edit_replaces_the_link():
+    for opts in MODES:
+        m = Mount(opts=list(opts))
+        os.makedirs(m.s("blobs"))
+        os.makedirs(m.s("snap"))
+        model(m.s("blobs", "b1"), 1.0)
+        os.symlink("../blobs/b1", m.s("snap", "a.safetensors"))
+        os.symlink("../blobs/b1", m.s("snap", "b.safetensors"))
+        before = sha(m.s("blobs", "b1"))
+        with m:
+            p = m.m("snap", "a.safetensors", "tensors", "w", "values.txt")
+            with open(p, "w") as f:
+                f.write("5 5 5\n5 5 5\n")
+            eq(values(m, "snap", "a.safetensors"), [[5.0] * 3] * 2, "%s values after the edit" % (opts,))
+            check(not os.path.islink(m.s("snap", "a.safetensors")), "a regular file took the link's place")
+            eq(sha(m.s("blobs", "b1")), before, "the blob is byte-identical")
+            check(os.path.islink(m.s("snap", "b.safetensors")), "the other link stays")
+            eq(values(m, "snap", "b.safetensors"), [[1.0] * 3] * 2, "the other link's values")
+            ino = os.stat(m.s("snap", "a.safetensors")).st_ino
+            with open(p, "w") as f:
+                f.write("6 5 5\n5 5 5\n")
+            eq(values(m, "snap", "a.safetensors")[0][0], 6.0, "second edit")
+            eq(os.stat(m.s("snap", "a.safetensors")).st_ino, ino, "the second edit patches the file in place")
+            eq(sha(m.s("blobs", "b1")), before, "the blob is still byte-identical")
+
+
+def wait_values(m, want, *p):
+    """The kernel drops the entry once inotify tells the daemon; poll until
+    a fresh lookup shows want (the test's point is what it shows, not when)."""
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        got = values(m, *p)
+        if got == want:
+            return
+        time.sleep(0.05)
+    eq(values(m, *p), want, "values after the swap")
+
+
+def test_link_swapped_while_open():
+    for opts in MODES:
+        m = Mount(opts=list(opts))
+        os.makedirs(m.s("blobs"))
+        model(m.s("blobs", "b1"), 1.0)
+        model(m.s("blobs", "b2"), 2.0)
+        os.symlink("blobs/b1", m.s("x.safetensors"))
+        with m:
+            f = open(m.m("x.safetensors", "tensors", "w", "values.txt"))
+            first = f.read(4)
+            os.symlink("blobs/b2", m.s(".x.new"))
+            os.replace(m.s(".x.new"), m.s("x.safetensors"))
+            rest = f.read()
+            f.close()
+            eq(first + rest, "1 1 1\n1 1 1\n", "%s the open file reads what it opened" % (opts,))
+            wait_values(m, [[2.0] * 3] * 2, "x.safetensors")
+
+
+if __name__ == "__main__":
+    run([test_links_resolved_beneath_source, test_edit_replaces_the_link, test_link_swapped_while_open])
