@@ -210,6 +210,63 @@ def test_ollama_blob_read_only():
         eq(sha(os.path.join(blobs, "sha256-" + h)), h, "ollama blob hash")
 
 
+def ollama_store(root):
+    """~/.ollama/models: blobs/sha256-<hex>, and a manifest naming them."""
+    blobs = os.path.join(root, "blobs")
+    os.makedirs(blobs)
+    layers = [("model", open(data("gguf/tiny_llama.gguf"), "rb").read()),
+              ("template", b"{{ .Prompt }}"), ("license", b"MIT License\n"),
+              ("params", b'{"stop": ["</s>"]}')]
+    config = b'{"model_format": "gguf", "model_family": "llama"}'
+
+    def blob(body):
+        h = hashlib.sha256(body).hexdigest()
+        with open(os.path.join(blobs, "sha256-" + h), "wb") as f:
+            f.write(body)
+        return {"digest": "sha256:" + h, "size": len(body)}
+
+    manifest = {"schemaVersion": 2, "mediaType": "application/vnd.docker.distribution.manifest.v2+json",
+                "config": dict(mediaType="application/vnd.docker.container.image.v1+json", **blob(config)),
+                "layers": [dict(mediaType="application/vnd.ollama.image." + k, **blob(b)) for k, b in layers]}
+    d = os.path.join(root, "manifests", "registry.ollama.ai", "library", "tiny")
+    os.makedirs(d)
+    with open(os.path.join(d, "latest"), "w") as f:
+        json.dump(manifest, f, separators=(",", ":"))
+    return manifest, dict(layers, config=config)
+
+
+def test_ollama_manifest():
+    m = Mount()
+    manifest, bodies = ollama_store(m.s("ollama", "models"))
+    with m:
+        d = m.m("ollama", "models", "manifests", "registry.ollama.ai", "library", "tiny", "latest")
+        check(os.path.isdir(d), "the manifest is a directory")
+        eq(sorted(os.listdir(d)), ["config", "layers", "license", "model", "params", "template"], "entries")
+        h = manifest["layers"][0]["digest"][7:]
+        eq(os.readlink(os.path.join(d, "model")), "../../../../../blobs/sha256-" + h, "model link")
+        check(os.path.isdir(os.path.join(d, "model")), "model leads to the GGUF blob's directory")
+        t = first_tensor(os.path.join(d, "model"))
+        eq(np.load(os.path.join(t, "data.npy")).tolist(),
+           np.load(os.path.join(m.m("ollama", "models", "blobs", "sha256-" + h),
+                                os.path.relpath(t, os.path.join(d, "model")), "data.npy")).tolist(),
+           "values through the manifest")
+        for k in ["template", "license", "params", "config"]:
+            eq(open(os.path.join(d, k), "rb").read(), bodies[k], k)
+        want = ["%s\t%s\t%d" % (l["mediaType"], l["digest"], l["size"]) for l in manifest["layers"]]
+        eq(open(os.path.join(d, "layers")).read().splitlines(), want, "layers")
+        try:
+            with open(os.path.join(d, "layers"), "w") as f:
+                f.write("x\n")
+            raise AssertionError("a write to a manifest was allowed")
+        except OSError as e:
+            check(e.errno in (errno.EACCES, errno.EROFS, errno.EPERM), "manifest read-only: %r" % e)
+        refuse_write(m, os.path.join(t, "values.txt"))
+        src = m.s("ollama", "models", "manifests", "registry.ollama.ai", "library", "tiny", "latest")
+        eq(json.load(open(src)), manifest, "the manifest unchanged")
+        for b in glob.glob(m.s("ollama", "models", "blobs", "*")):
+            eq(sha(b), os.path.basename(b)[7:], "blob " + b)
+
+
 def test_plain_blobs_dir_still_writable():
     """A folder named blobs outside a store is no store: edits work."""
     m = Mount([("primitiv/tensor_2x3.tensor", "blobs/tensor_2x3.tensor")])
@@ -223,4 +280,4 @@ def test_plain_blobs_dir_still_writable():
 
 if __name__ == "__main__":
     run([test_hf_blob_read_only, test_hf_snapshots_are_models, test_hf_edit_through_snapshot,
-         test_ollama_blob_read_only, test_plain_blobs_dir_still_writable])
+         test_ollama_blob_read_only, test_ollama_manifest, test_plain_blobs_dir_still_writable])
