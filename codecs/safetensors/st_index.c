@@ -3,9 +3,11 @@
  * as metadata/<key> (each value's JSON text, read-only) and tensors/ whose
  * entries are relative links into the shards' model directories.
  *
- * Each shard named is checked once, by its first bytes (by the core: a
- * codec does no I/O), and the entries naming it are sorted, not searched:
- * an index of N names and S shards opens in O(N log N) with S small reads.
+ * Each shard named is checked once (by the core: a codec does no I/O): the
+ * first 1,024 by their first bytes, the rest by the directory's one listing
+ * (mfs_model_check_sibling), and the entries naming it are sorted, not
+ * searched: an index of N names and S shards opens in O(N log N) with at
+ * most 1,024 small reads.
  * The tensors of a shard that is missing or not a safetensors file are
  * left out, with a note; a shard is parsed when it is looked up itself
  * (one whose header is then refused is a plain file with its own errors

@@ -166,6 +166,27 @@ def test_sharded_index():
         check("model.safetensors.index.json" not in m.errors(), "the index parsed a shard")
         check(not os.path.exists(link), "a link into a refused shard resolves")
         check("model-00002-of-00003.safetensors" in m.errors(), "no errors line for the shard")
+    # Past the first 1,024 shards, the directory's listing says which are
+    # there: a missing one is noted by the index as before; a regular file
+    # whose bytes are not safetensors is checked when it is looked up (its
+    # links dangle, its own errors line says why).
+    m = Mount()
+    write_sharded(m, 1100, 1)
+    missing = "model-01050-of-01100.safetensors"
+    os.unlink(m.s(missing))
+    with open(m.s("model-01060-of-01100.safetensors"), "wb") as f:
+        f.write(b"{not safetensors")
+    with m:
+        idx = m.m("model.safetensors.index.json")
+        layers = os.path.join(idx, "tensors/layers")
+        eq(len(os.listdir(layers)), 1099, "layers without the missing shard's")
+        check(not os.path.lexists(os.path.join(layers, "1049")), "a missing shard's tensor")
+        errs = m.errors()
+        check('shard "%s": ' % missing in errs, "no errors line for the missing shard: " + errs)
+        link = os.path.join(layers, "1059/t0/weight")
+        check(os.path.islink(link) and not os.path.exists(link), "a link into a refused shard")
+        check("model-01060-of-01100.safetensors" in m.errors(), "no errors line for the shard")
+        eq(m.read(os.path.join(layers, "1099/t0/weight"), "data"), b"\0", "the last shard")
 
 
 def test_subbyte():

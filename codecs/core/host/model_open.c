@@ -1,5 +1,6 @@
 /* Opening a model: find the codec, map the source, read the sidecar, and let
  * the codec index it inside a SIGBUS guard. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include "codec.h"
 #include "guard.h"
 #include "model_impl.h"
+#include "siblings.h"
 #include "tensor.h"
 #include "view_impl.h"
 
@@ -19,6 +21,8 @@
 /* Files up to this size are read into memory and closed: no descriptor and
  * no mapping per small model (a directory may hold 100k of them). */
 #define SMALL_FILE (256u << 10)
+/* A directory's listing is held while a model opens, up to this size. */
+#define LISTING_MAX ((size_t)256 << 20)
 
 bool mfs_has_ext(const char *name, const char *ext)
 {
@@ -277,6 +281,16 @@ int mfs_model_open(struct mfs_model **out, int dirfd, const char *name,
 }
 
 static int check_sibling(struct mfs_model *m, const char *name, struct mfs_err *err);
+static int check_listed(struct mfs_model *m, const char *name, struct mfs_err *err);
+
+/* The first names a codec asks about are checked by their bytes; beyond
+ * this many, by the directory's one listing (MFS_SIBLING_PROBES, model.h). */
+struct sibling_state {
+	uint32_t probes;
+	bool unlisted;                /* the listing failed: probe every name */
+	struct mfs_siblings *listed;
+	size_t held;                  /* charged for the listing */
+};
 
 /* mfs_model_open_as, with the runtime whose index budget the model is
  * charged to as it is built (NULL: none). */
@@ -352,12 +366,17 @@ static int open_file(struct mfs_model **out, struct mfs_runtime *rt, int dirfd, 
 	m->impl->opener = op;
 	if (codec->sidecar)
 		r = read_sidecar(m, dirfd, codec->sidecar, err);
+	struct sibling_state sib = {0};
 	m->impl->dirfd = dirfd;
-	m->impl->sibling = check_sibling;
+	m->impl->sibling = check_listed;
+	m->impl->sibling_ctx = &sib;
 	if (r == 0)
 		r = index_model(m, err);
 	m->impl->dirfd = -1;
 	m->impl->sibling = NULL;
+	m->impl->sibling_ctx = NULL;
+	mfs_siblings_free(sib.listed);
+	mfs_model_charge(m, -(int64_t)sib.held);
 	m->impl->opener = NULL;
 	if (r < 0) {
 		mfs_model_free(m);
@@ -409,4 +428,36 @@ static int check_sibling(struct mfs_model *m, const char *name, struct mfs_err *
 	if (r == 0 && mfs_probe(head, n, (uint64_t)st.st_size, NULL) != m->codec)
 		r = mfs_error(err, EINVAL, "not a %s file", m->codec->name);
 	return r;
+}
+
+/* The sibling check past the first MFS_SIBLING_PROBES names: a regular file
+ * in the directory's listing is taken as it is (its bytes are checked when
+ * it is looked up itself); a name not there is missing; a link, or an entry
+ * whose type the file system does not give, is checked as the first ones. */
+static int check_listed(struct mfs_model *m, const char *name, struct mfs_err *err)
+{
+	struct sibling_state *st = m->impl->sibling_ctx;
+	if (st->probes < MFS_SIBLING_PROBES || st->unlisted) {
+		st->probes++;
+		return check_sibling(m, name, err);
+	}
+	if (!st->listed) {
+		size_t bytes = 0;
+		if (mfs_siblings_read(&st->listed, m->impl->dirfd, LISTING_MAX, &bytes) < 0 ||
+		    !mfs_model_charge(m, (int64_t)bytes)) {
+			mfs_siblings_free(st->listed);
+			st->listed = NULL;
+			st->unlisted = true;
+			return check_sibling(m, name, err);
+		}
+		st->held = bytes;
+	}
+	int t = mfs_siblings_type(st->listed, name);
+	if (t < 0)
+		return mfs_error(err, ENOENT, "cannot open: %s", strerror(ENOENT));
+	if (t == DT_REG)
+		return 0;
+	if (t == DT_LNK || t == DT_UNKNOWN)
+		return check_sibling(m, name, err);
+	return mfs_error(err, ENOTSUP, "not a regular file");
 }

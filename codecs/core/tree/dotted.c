@@ -192,7 +192,8 @@ static const char *request_name(const char *s, size_t *n, char req[16])
 static size_t comp_len(const struct mfs_dotted *d, const char *s, const char *end)
 {
 	const char *p = s;
-	while (p < end && !memchr(d->seps, *p, strlen(d->seps)))
+	size_t ns = strlen(d->seps);
+	while (p < end && !memchr(d->seps, *p, ns))
 		p++;
 	return (size_t)(p - s);
 }

@@ -226,7 +226,11 @@ void mfs_model_note(struct mfs_model *m, const char *fmt, ...)
  * bids for: one open and one read of MFS_HEAD_MAX bytes, nothing parsed
  * (the file is parsed when it is itself looked up): 0, -errno with a
  * message, or 1 when it cannot be told (a model opened from memory). For
- * use inside open. */
+ * use inside open. Past the first MFS_SIBLING_PROBES names of one open,
+ * the directory is listed once and a regular file there is 0 without a
+ * read (its bytes are checked when it is looked up itself), so that an
+ * index of 200,000 shards costs one listing. */
+#define MFS_SIBLING_PROBES 1024u
 int mfs_model_check_sibling(struct mfs_model *m, const char *name, struct mfs_err *err);
 char *mfs_model_strdup(struct mfs_model *m, const char *s, size_t len);
 /* Give m the runtime its views use (runtime.h), before any view is read. */

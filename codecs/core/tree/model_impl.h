@@ -48,6 +48,7 @@ struct mfs_model_impl {
 	 * beside it opens as a model of the same codec (the host's, which does
 	 * the I/O); NULL otherwise (mfs_model_check_sibling answers 1). */
 	int (*sibling)(struct mfs_model *m, const char *name, struct mfs_err *err);
+	void *sibling_ctx;          /* the host's state for sibling */
 	const struct mfs_opener *opener;  /* the host's, while the codec opens it, or NULL */
 	/* The source's holes (read as zeros without being stored), sorted,
 	 * each at least MFS_HOLE_MIN long (holes.c). */
