@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "bisect.h"
+#include "buf.h"
 #include "siblings.h"
 
 struct mfs_siblings {
@@ -17,28 +18,13 @@ struct mfs_siblings {
 	size_t n, cap;
 };
 
-static bool grow(void **p, size_t *cap, size_t need, size_t each)
-{
-	if (need <= *cap)
-		return true;
-	size_t c = *cap ? *cap : 4096 / each;
-	while (c < need)
-		c *= 2;
-	void *q = realloc(*p, c * each);
-	if (!q)
-		return false;
-	*p = q;
-	*cap = c;
-	return true;
-}
-
 static int add(struct mfs_siblings *s, const char *name, unsigned char type, size_t max)
 {
 	size_t len = strlen(name);
 	if (s->plen + len + 2 > UINT32_MAX || s->plen + len + 2 + (s->n + 1) * 4 > max)
 		return -ENOMEM;
-	if (!grow((void **)&s->pool, &s->pcap, s->plen + len + 2, 1) ||
-	    !grow((void **)&s->at, &s->cap, s->n + 1, sizeof(*s->at)))
+	if (MFS_ARRAY_RESERVE(s->pool, s->plen, s->pcap, len + 2, 4096) < 0 ||
+	    MFS_ARRAY_RESERVE(s->at, s->n, s->cap, 1, 1024) < 0)
 		return -ENOMEM;
 	s->pool[s->plen] = (char)type;
 	memcpy(s->pool + s->plen + 1, name, len + 1);
