@@ -17,7 +17,7 @@ import warnings
 
 import numpy as np
 
-from harness import Mount, check, eq, run, sha
+from harness import VALGRIND, Mount, check, eq, run, sha
 from formats import error_lines, expect_refused, write_ok
 
 LD = np.longdouble
@@ -189,4 +189,12 @@ def test_long_double_npz_and_binary128():
 
 
 if __name__ == "__main__":
-    run([test_python2_headers, test_long_double_npy, test_long_double_npz_and_binary128])
+    # valgrind runs x87 long double arithmetic at double precision (a
+    # documented limit of its emulation), so under memcheck the daemon
+    # cannot give 64-bit-mantissa values: the long double tests run in the
+    # gcc, ASan and TSan stages only.
+    if VALGRIND:
+        print("long double tests left out under valgrind (its x87 emulation has 53 bits)")
+        run([test_python2_headers])
+    else:
+        run([test_python2_headers, test_long_double_npy, test_long_double_npz_and_binary128])
