@@ -5,6 +5,7 @@ it is. Every case runs twice: with openat2 and with the walk used where
 openat2 is missing (-o no_openat2). A link swapped while a view is open:
 the open file reads what it opened, a later lookup sees the new target."""
 import os
+import threading
 import time
 
 import numpy as np
@@ -124,5 +125,57 @@ def test_link_swapped_while_open():
             wait_values(m, [[2.0] * 3] * 2, "x.safetensors")
 
 
+def test_link_digits_and_readers():
+    """Through a link: float64 values needing all 17 digits, written as
+    text, read back bit-exact from the file that replaced the link; then
+    readers of data and values.txt (2 MiB, past one chunk) while a writer
+    commits whole new contents: every read is one of the versions written,
+    and the blob never changes."""
+    rng = np.random.default_rng(7)
+    digits = rng.standard_normal(6) * 10.0 ** rng.integers(-300, 300, 6)
+    big = [np.full((256, 1024), k, dtype=np.float64) for k in (1.0, 2.0, 3.0)]
+    for opts in MODES:
+        m = Mount(opts=list(opts))
+        os.makedirs(m.s("blobs"))
+        os.makedirs(m.s("snap"))
+        st_write(m.s("blobs", "b1"), {"w": digits.reshape(2, 3) * 0, "big": big[0]})
+        os.symlink("../blobs/b1", m.s("snap", "a.safetensors"))
+        before = sha(m.s("blobs", "b1"))
+        with m:
+            t = m.m("snap", "a.safetensors", "tensors")
+            with open(os.path.join(t, "w", "values.txt"), "w") as f:
+                f.write("\n".join(" ".join(repr(float(v)) for v in row)
+                                  for row in digits.reshape(2, 3)) + "\n")
+            raw = st_read(m.s("snap", "a.safetensors"))[1]["w"][2]
+            eq(raw, digits.tobytes(), "%s 17-digit values bit-exact in the new file" % (opts,))
+            eq(sha(m.s("blobs", "b1")), before, "the blob after the text edit")
+            versions = {b.tobytes() for b in big}
+            bad, stop = [], threading.Event()
+
+            def reader(view):
+                while not stop.is_set():
+                    with open(os.path.join(t, "big", view), "rb") as f:
+                        got = f.read()
+                    if view == "data" and got not in versions:
+                        bad.append("data: %d bytes of no version" % len(got))
+                    if view == "values.txt":
+                        lines = got.split(b"\n")
+                        if len(lines) != 257 or len(set(lines[:-1])) != 1:
+                            bad.append("values.txt: %d lines, mixed" % len(lines))
+            threads = [threading.Thread(target=reader, args=(v,)) for v in ("data", "data", "values.txt")]
+            for th in threads:
+                th.start()
+            for k in (1, 2, 0, 1):
+                with open(os.path.join(t, "big", "data"), "r+b") as f:
+                    f.write(big[k].tobytes())
+            stop.set()
+            for th in threads:
+                th.join()
+            check(not bad, "%s readers: %r" % (opts, bad[:3]))
+            eq(np.load(os.path.join(t, "big", "data.npy")).tobytes(), big[1].tobytes(), "last write")
+            eq(sha(m.s("blobs", "b1")), before, "the blob after the concurrent writes")
+
+
 if __name__ == "__main__":
-    run([test_links_resolved_beneath_source, test_edit_replaces_the_link, test_link_swapped_while_open])
+    run([test_links_resolved_beneath_source, test_edit_replaces_the_link, test_link_swapped_while_open,
+         test_link_digits_and_readers])
