@@ -165,10 +165,15 @@ static int read_old(const struct mfs_model *m, const struct mfs_tensor *t, uint6
 }
 
 /* Diff newv (elements [first, first + count), storage order) against the old
- * values and append runs of changed elements. Old NaNs are kept bit-exact. */
+ * values and append runs of changed elements. Values (text, data.npy): an
+ * element equal in value is no run, so old NaNs and a long double's padding
+ * stay bit-exact. Bytes (the data view, exact): any byte that differs is
+ * written, so that the file holds the bytes written. */
 static int diff_range(struct mfs_model *m, const struct mfs_tensor *t, uint64_t first,
-		      uint64_t count, const uint8_t *newv, struct runs *rs, struct mfs_err *err)
+		      uint64_t count, const uint8_t *newv, bool exact, struct runs *rs,
+		      struct mfs_err *err)
 {
+	enum mfs_dtype dt = exact ? MFS_DT_OPAQUE : (enum mfs_dtype)t->dtype;
 	bool sparse = t->flags & MFS_TF_SPARSE;
 	unsigned es = t->esize;
 	uint8_t *old = malloc((size_t)(DIFF_BLOCK * (uint64_t)es) + 1);
@@ -192,11 +197,10 @@ static int diff_range(struct mfs_model *m, const struct mfs_tensor *t, uint64_t 
 			continue;  /* the common case: a block that did not change */
 		for (uint64_t i = 0; i < n && r == 0; i++) {
 			const uint8_t *nv = newv + (b + i) * es;
-			if (same_elem((enum mfs_dtype)t->dtype, old + i * es, nv, es))
+			if (same_elem(dt, old + i * es, nv, es))
 				continue;  /* equal elements are no run: old NaNs stay bit-exact */
 			uint64_t j = i + 1;
-			while (j < n && !same_elem((enum mfs_dtype)t->dtype, old + j * es,
-						   newv + (b + j) * es, es))
+			while (j < n && !same_elem(dt, old + j * es, newv + (b + j) * es, es))
 				j++;
 			if (add_run(rs, first + b + i, j - i, nv, es) < 0)
 				r = mfs_error(err, ENOMEM, "out of memory");
@@ -254,7 +258,7 @@ int mfs_submit_values(struct mfs_model *m, const struct mfs_tensor *t, const uin
 {
 	uint64_t count = (t->flags & MFS_TF_SPARSE) ? t->nnz : t->nelem;
 	struct runs rs = {0};
-	int r = diff_range(m, t, 0, count, newv, &rs, err);
+	int r = diff_range(m, t, 0, count, newv, false, &rs, err);
 	if (r == 0 && !kept)
 		r = keep_runs(&rs, t->esize, p, err);
 	if (r == 0)
@@ -395,7 +399,7 @@ int mfs_submit_reordered(struct mfs_model *m, const struct mfs_tensor *t, const 
 	for (uint64_t s0 = 0; s0 < t->nelem && r == 0; s0 += GATHER_BLOCK) {
 		uint64_t n = t->nelem - s0 < GATHER_BLOCK ? t->nelem - s0 : GATHER_BLOCK;
 		mfs_gather_elems(g, s0, n, st);
-		r = diff_range(m, t, s0, n, st, &rs, err);
+		r = diff_range(m, t, s0, n, st, false, &rs, err);
 		if (r == 0 && !rs.gathered)
 			r = keep_runs(&rs, es, p, err);  /* st is reused for the next block */
 	}
@@ -460,7 +464,7 @@ int mfs_submit_extents(struct mfs_model *m, const struct mfs_tensor *t,
 			r = mfs_error(err, EIO, "cannot read the written content");
 			break;
 		}
-		r = diff_range(m, t, e0, e1 - e0, buf, &rs, err);
+		r = diff_range(m, t, e0, e1 - e0, buf, true, &rs, err);
 	}
 	if (r == 0)
 		r = submit_runs(m, t, &rs, NULL, p, err);
