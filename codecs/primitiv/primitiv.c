@@ -628,6 +628,7 @@ static int pv_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_pat
 
 const struct mfs_codec mfs_codec_primitiv = {
 	.name = "primitiv",
+	.title = "primitiv",
 	.sidecar = NULL,
 	.bid = pv_bid,
 	.open = pv_open,
