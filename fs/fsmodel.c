@@ -33,17 +33,6 @@ void mref_put(struct mref *r)
 	}
 }
 
-int dir_fd(struct inode *dir)
-{
-	struct fsstate *fs = dir->fs;
-	return dir->parent ? dir->fd : fs->root_fd;
-}
-
-int dir_open(struct inode *dir)
-{
-	return openat(dir_fd(dir), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-}
-
 static bool same_stat(const struct stat *a, const struct stat *b)
 {
 	return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
@@ -739,8 +728,6 @@ void fsmodel_check(struct fsmodel *fm)
 void fsmodel_inode_gone(struct inode *i)
 {
 	struct fsmodel *fm = i->fm;
-	pending_free(i->pend);
-	i->pend = NULL;
 	if (i->kind != I_MODEL || !fm)
 		return;
 	mref_put(fm->cur);

@@ -21,7 +21,10 @@
 #include "commit.h"
 #include "fs.h"
 #include "links.h"
+#include "model_fs.h"
 #include "ops.h"
+#include "pending.h"
+#include "scratch.h"
 #include "source.h"
 #include "view.h"
 #include "warm.h"
@@ -515,8 +518,19 @@ out:
  * and its root, the core's runtime, the mount's names, and the leftovers of
  * cut-short commits in SOURCE's root rolled back. 0, or -1 with a message on
  * stderr. */
+/* An inode leaves the table: what it holds of the layers above it. */
+static void inode_gone(struct inode *i)
+{
+	pending_free(i->pend);
+	i->pend = NULL;
+	fsmodel_inode_gone(i);
+	scratch_free(i->fs, i->scr);
+	listing_put(i->snap);
+}
+
 static int prepare(struct fsstate *fs, const struct cli *cli, struct fuse_args *a)
 {
+	fs->inode_gone = inode_gone;
 	fs->uid = getuid();
 	fs->gid = getgid();
 	caller_init();
