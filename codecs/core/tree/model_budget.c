@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "bytes.h"
 #include "model_impl.h"
@@ -55,6 +56,33 @@ bool mfs_model_charge_growth(struct mfs_model *m, size_t cap, size_t newcap, siz
 		return false;
 	}
 	return mfs_model_charge(m, (int64_t)b);
+}
+
+/* The arena its nodes and names live in, charged before it grows. */
+void *mfs_model_alloc(struct mfs_model *m, size_t size)
+{
+	struct mfs_arena *a = &m->impl->arena;
+	size_t grows = mfs_arena_growth(a, size ? size : 1);
+	if (grows && (grows > INT64_MAX || !mfs_model_charge(m, (int64_t)grows))) {
+		mfs_model_fail(m, ENOMEM, "out of memory");
+		return NULL;
+	}
+	void *p = mfs_arena_alloc(a, size ? size : 1);
+	if (!p)
+		mfs_model_fail(m, ENOMEM, "out of memory");
+	return p;
+}
+
+char *mfs_model_strdup(struct mfs_model *m, const char *s, size_t len)
+{
+	if (len == SIZE_MAX)
+		return NULL;
+	char *p = mfs_model_alloc(m, len + 1);
+	if (p) {
+		memcpy(p, s, len);
+		p[len] = '\0';
+	}
+	return p;
 }
 
 void mfs_model_set_runtime(struct mfs_model *m, struct mfs_runtime *rt)
