@@ -106,7 +106,8 @@ class Daemon:
     def stop(self, timeout=30):
         """Unmount, then wait for the daemon (killed after timeout s:
         RuntimeError)."""
-        unmount(self.mnt, self.proc)
+        # a launcher that forked its daemon has exited: no sign of the daemon's end
+        unmount(self.mnt, self.proc if self.foreground else None)
         try:
             return self.proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
