@@ -8,7 +8,6 @@ import collections
 import os
 import pickle
 import sys
-import zipfile
 
 import torch
 
@@ -137,9 +136,20 @@ def scalars():
     torch.save(d, path("scalars.pt"))
 
 
+PICKLED = {"a": [1, -2, 2.5, "x\n\u00e9\u4e2d", None, True, (3,), 2 ** 70, -(2 ** 64)],
+           "b": b"\x01", "s": frozenset([1])}
+
+
+def pickles():
+    """The same object in every pickle protocol (plain pickle, no torch)."""
+    for p in range(6):
+        with open(path("pickle%d.pkl" % p), "wb") as f:
+            pickle.dump(PICKLED, f, protocol=p)
+
+
 def main():
     for f in (state_dict, hf_tied, optim, lightning, dtypes, views, legacy, renamed, hostile,
-              root_tensor, scalars):
+              root_tensor, scalars, pickles):
         f()
 
 
