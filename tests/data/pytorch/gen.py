@@ -147,9 +147,18 @@ def pickles():
             pickle.dump(PICKLED, f, protocol=p)
 
 
+def shared():
+    """A string shared through the memo (one object in two places), and
+    protocol 4 (frames) with the same objects."""
+    same = "min"
+    d = {"mode": same, "other": same, same: 1.5, "w": ar(3)}
+    torch.save(d, path("shared.pt"))
+    torch.save(d, path("proto4.pt"), pickle_protocol=4)
+
+
 def main():
     for f in (state_dict, hf_tied, optim, lightning, dtypes, views, legacy, renamed, hostile,
-              root_tensor, scalars, pickles):
+              root_tensor, scalars, pickles, shared):
         f()
 
 
