@@ -32,7 +32,7 @@ static const char usage[] =
 	"usage: modelfs [options] SOURCE MOUNTPOINT\n"
 	"\n"
 	"Shows SOURCE at MOUNTPOINT with every model file (safetensors, GGUF, NumPy,\n"
-	"primitiv, PLearn, DAPHNE, TenniS) as a directory of its contents. Unmount with fusermount3 -u MOUNTPOINT\n"
+	"PyTorch, primitiv, PLearn, DAPHNE, TenniS) as a directory of its contents. Unmount with fusermount3 -u MOUNTPOINT\n"
 	"(or umount MOUNTPOINT as root). See modelfs(1).\n"
 	"\n"
 	"options (default in brackets):\n"
