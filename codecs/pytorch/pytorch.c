@@ -81,6 +81,7 @@ static void pytorch_close(struct mfs_model *m)
 	free(pt->views);
 	free(pt->st);
 	free(pt->st_hash);
+	free(pt->rec_hash);
 	pk_free(&pt->pk);
 	free(pt->pkl_buf);
 	mfs_zip_reader_free(pt->reader);

@@ -52,6 +52,8 @@ struct pt {
 	uint32_t pkl_member;    /* data.pkl (zip) */
 	const uint8_t *top;     /* "<top>/" of the records' names */
 	uint32_t top_len;
+	uint32_t *rec_hash;     /* `<top>/data/<key>` records by key: member + 1 (0: free) */
+	uint32_t rec_hcap;
 	uint8_t *pkl_buf;       /* an inflated data.pkl (else NULL) */
 	uint64_t pkl_off;       /* source offset of the pickle, UINT64_MAX when deflated */
 	struct pk pk;
