@@ -70,11 +70,13 @@ int pk_top(struct pk_parser *ps, uint32_t *v)
 	return 0;
 }
 
-int pk_pop_mark(struct pk_parser *ps, size_t *at)
+int pk_pop_mark(struct pk_parser *ps, size_t *at, uint64_t *mark_off)
 {
 	if (!ps->nmarks)
 		return pk_fail(ps, "no mark to pop to");
 	*at = ps->marks[--ps->nmarks];
+	if (mark_off)
+		*mark_off = ps->mark_off[ps->nmarks];
 	return 0;
 }
 
@@ -107,9 +109,9 @@ int pk_line(struct pk_parser *ps, const uint8_t **s, size_t *len)
 static int text_room(struct pk_parser *ps, uint64_t n, uint64_t *at)
 {
 	struct pk *pk = ps->pk;
-	if (n > pk->captext - pk->ntext) {
+	if (n >= pk->captext - pk->ntext) {  /* at least one byte: text is never NULL */
 		size_t cap = (size_t)pk->captext;
-		if (MFS_ARRAY_RESERVE(pk->text, (size_t)pk->ntext, cap, (size_t)n, 256) < 0)
+		if (MFS_ARRAY_RESERVE(pk->text, (size_t)pk->ntext, cap, (size_t)n + 1, 256) < 0)
 			return pk_nomem(ps);
 		pk->captext = cap;
 	}

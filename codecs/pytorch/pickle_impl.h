@@ -21,6 +21,7 @@ struct pk_parser {
 	uint32_t *stack;
 	size_t nstack, capstack;
 	size_t marks[PK_MAX_MARKS];  /* stack heights at each open mark */
+	uint64_t mark_off[PK_MAX_MARKS];  /* and where each MARK opcode is */
 	size_t nmarks;
 	struct pk_memo memo;
 	struct mfs_err *err;
@@ -34,7 +35,9 @@ uint32_t pk_new(struct pk_parser *ps, uint8_t kind);
 int pk_push(struct pk_parser *ps, uint32_t v);
 int pk_pop(struct pk_parser *ps, uint32_t *v);
 int pk_top(struct pk_parser *ps, uint32_t *v);
-int pk_pop_mark(struct pk_parser *ps, size_t *at);
+/* The innermost mark popped: the stack height it kept, and (mark_off, if
+ * not NULL) where its opcode is. */
+int pk_pop_mark(struct pk_parser *ps, size_t *at, uint64_t *mark_off);
 int pk_line(struct pk_parser *ps, const uint8_t **s, size_t *len);
 /* Containers, memo, globals, calls: 0, -errno, or 1 when op is none of them. */
 int pk_op_struct(struct pk_parser *ps);

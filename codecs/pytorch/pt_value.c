@@ -13,12 +13,6 @@
 /* Digits of a decimal int at most (Python's own limit is 4300). */
 #define INT_DIGITS_MAX 4300u
 
-struct span {
-	uint64_t off, len;        /* old bytes of the pickle */
-	const uint8_t *bytes;     /* their replacement */
-	size_t n;
-};
-
 /* Whether the value came from a text opcode (protocol 0's forms). */
 static bool text_form(uint8_t op)
 {
@@ -231,13 +225,11 @@ static int encode(const struct pk_val *x, const char *s, size_t n, struct mfs_bu
 
 static int by_off(const void *a, const void *b)
 {
-	const struct span *x = a, *y = b;
+	const struct pt_span *x = a, *y = b;
 	return x->off < y->off ? -1 : x->off > y->off;
 }
 
-/* The pickle with spans[0, ns) (sorted, disjoint) replaced; each FRAME's
- * length grows by what changed inside it. */
-static int splice(const struct pk *pk, const struct span *sp, size_t ns, struct mfs_buf *out)
+static int splice(const struct pk *pk, const struct pt_span *sp, size_t ns, struct mfs_buf *out)
 {
 	uint64_t at = 0;
 	size_t f = 0;
@@ -271,11 +263,11 @@ int pt_value_rewrite(const struct pk *pk, uint32_t v, const char *text, size_t l
 	struct mfs_buf nb = {0}, res = {0};
 	int r = encode(x, text, len, &nb, err);
 	size_t ns = 1, cap = 8;
-	struct span *sp = r < 0 ? NULL : malloc(cap * sizeof(*sp));
+	struct pt_span *sp = r < 0 ? NULL : malloc(cap * sizeof(*sp));
 	if (r == 0 && !sp)
 		r = -ENOMEM;
 	if (r == 0)
-		sp[0] = (struct span){x->off, x->len, (const uint8_t *)nb.p, nb.len};
+		sp[0] = (struct pt_span){x->off, x->len, (const uint8_t *)nb.p, nb.len};
 	/* The places that took v from the memo keep its old value. */
 	for (uint32_t i = 0; r == 0 && !(x->flags & PK_F_GOT) && i < pk->nv; i++) {
 		const struct pk_val *c = &pk->v[i];
@@ -284,12 +276,10 @@ int pt_value_rewrite(const struct pk *pk, uint32_t v, const char *text, size_t l
 		if (ns == cap && MFS_ARRAY_RESERVE(sp, ns, cap, 1, 8) < 0)
 			r = -ENOMEM;
 		else
-			sp[ns++] = (struct span){c->off, c->len, pk->p + x->off, (size_t)x->len};
+			sp[ns++] = (struct pt_span){c->off, c->len, pk->p + x->off, (size_t)x->len};
 	}
-	if (r == 0) {
-		qsort(sp, ns, sizeof(*sp), by_off);
-		r = splice(pk, sp, ns, &res);
-	}
+	if (r == 0)
+		r = pt_splice(pk, sp, ns, &res);
 	free(sp);
 	mfs_buf_free(&nb);
 	if (r == -ENOMEM)
@@ -301,4 +291,18 @@ int pt_value_rewrite(const struct pk *pk, uint32_t v, const char *text, size_t l
 	*out = (uint8_t *)res.p;
 	*outlen = res.len;
 	return 0;
+}
+
+int pt_splice(const struct pk *pk, struct pt_span *sp, size_t ns, struct mfs_buf *out)
+{
+	qsort(sp, ns, sizeof(*sp), by_off);
+	return splice(pk, sp, ns, out);
+}
+
+int pt_int_opcode(struct mfs_buf *b, uint64_t v)
+{
+	char dec[24];
+	size_t n = mfs_fmt_u64(dec, v);
+	struct pk_val x = {.kind = PK_INT, .op = 'K'};
+	return enc_int(&x, dec, n, b, NULL);
 }

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "buf.h"
 #include "error.h"
 #include "pickle.h"
 
@@ -20,5 +21,20 @@
  * -ENOMEM. */
 int pt_value_rewrite(const struct pk *pk, uint32_t v, const char *text, size_t len,
 		     uint8_t **out, uint64_t *outlen, struct mfs_err *err);
+
+/* A span of the pickle [off, off + len) replaced by bytes[0, n). */
+struct pt_span {
+	uint64_t off, len;
+	const uint8_t *bytes;
+	size_t n;
+};
+
+/* The pickle pk with spans sp[0, ns) (disjoint; sorted here) replaced,
+ * each FRAME's length grown by what changed inside it, appended to out:
+ * 0 or -ENOMEM. */
+int pt_splice(const struct pk *pk, struct pt_span *sp, size_t ns, struct mfs_buf *out);
+/* The binary opcode of int v (BININT1, BININT2, BININT, LONG1) appended to
+ * b: 0 or -ENOMEM. */
+int pt_int_opcode(struct mfs_buf *b, uint64_t v);
 
 #endif

@@ -108,6 +108,12 @@ uint64_t pt_view_index(const struct pt_view *w, uint64_t r);
 /* ---- the tree (pt_tree.c) and edits (pt_edit.c) --------------------------- */
 
 int pt_tree(struct mfs_model *m, struct pt *pt, struct mfs_err *err);
+/* Whether tensor t may change shape through data.npy (pt_reshape.c): a
+ * row-major tensor of a zip alone on its storage, covering it, its sizes
+ * and strides plain tuples; and the edit that does it. */
+bool pt_reshapable(const struct pt *pt, const struct mfs_tensor *t);
+int pt_reshape(struct mfs_model *m, const struct pt *pt, const struct mfs_tensor *t,
+	       const struct mfs_edit *e, struct mfs_patch *p, struct mfs_err *err);
 int pt_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_patch *p,
 	    struct mfs_err *err);
 /* The i-th cell's value of a value's element list (i < n). */

@@ -4,7 +4,8 @@
  * scalars and strings written into the pickle, in place or by a rewrite
  * that keeps every other record's bytes and 64-byte alignment; a string
  * shared through the memo edited at one place only; protocol 4's frames;
- * the legacy stream; refusals that leave the source as it was. */
+ * the legacy stream; a new shape through data.npy (the record and the
+ * pickle's size, stride and numel); refusals. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +13,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -188,6 +190,62 @@ static void test_shared_and_frames(void **state)
 	}
 }
 
+/* A .npy v1.0 of float32 values of shape dims (a dict literal's shape). */
+static uint8_t *npy_f32(const char *shape, const float *v, size_t n, size_t *len)
+{
+	char dict[128];
+	int dl = snprintf(dict, sizeof(dict), "{'descr': '<f4', 'fortran_order': False, 'shape': %s, }", shape);
+	size_t hl = ((size_t)dl + 11 + 63) / 64 * 64 - 10;
+	uint8_t *b = malloc(10 + hl + n * 4);
+	assert_non_null(b);
+	memcpy(b, "\x93NUMPY\x01\x00", 8);
+	mfs_put_le16(b + 8, (uint16_t)hl);
+	memset(b + 10, ' ', hl);
+	memcpy(b + 10, dict, (size_t)dl);
+	b[10 + hl - 1] = '\n';
+	memcpy(b + 10 + hl, v, n * 4);
+	*len = 10 + hl + n * 4;
+	return b;
+}
+
+static void test_reshape(void **state)
+{
+	(void)state;
+	float v[20];
+	for (int i = 0; i < 20; i++)
+		v[i] = (float)i;
+	size_t nl, n;
+	uint8_t *npy = npy_f32("(4, 5)", v, 20, &nl), *f;
+	struct mfs_err err = {0};
+	struct mfs_model *m = topen("pytorch/state_dict.pt");
+	assert_int_equal(twrite(m, "0/weight/data.npy", npy, nl, &f, &n, &err), 0);
+	tclose(m);
+	m = topen_mem(f, n, "x.pt", NULL, 0);
+	tcheck(m, "0/weight/shape", "4 5\n");
+	tcheck(m, "0/weight/values.txt", "0 1 2 3 4\n5 6 7 8 9\n10 11 12 13 14\n15 16 17 18 19\n");
+	tcheck(m, "0/bias/values.txt", "0.5\n-0.25\n");
+	tcheck(m, "1/running_var/values.txt", "1\n1\n");
+	zip_ok(f, n);
+	tclose(m);
+	free(f);
+	free(npy);
+	/* A 4-d shape (MARK ... TUPLE), then a 0-d one (EMPTY_TUPLE). */
+	npy = npy_f32("(1, 2, 1, 2)", v, 4, &nl);
+	m = topen("pytorch/views.pt");
+	mfs_err_clear(&err);
+	assert_int_equal(twrite(m, "base/data.npy", npy, nl, &f, &n, &err), -EINVAL);  /* shared */
+	assert_int_equal(twrite(m, "scalar/data.npy", npy, nl, &f, &n, &err), 0);
+	tclose(m);
+	m = topen_mem(f, n, "x.pt", NULL, 0);
+	tcheck(m, "scalar/shape", "1 2 1 2\n");
+	tcheck(m, "scalar/values.txt", "0 1\n\n2 3\n");
+	tcheck(m, "base/values.txt", "0 1 2 3\n4 5 6 7\n8 9 10 11\n");
+	zip_ok(f, n);
+	tclose(m);
+	free(f);
+	free(npy);
+}
+
 static void test_legacy_value(void **state)
 {
 	(void)state;
@@ -208,6 +266,7 @@ int main(void)
 		cmocka_unit_test(test_scalars),
 		cmocka_unit_test(test_shared_and_frames),
 		cmocka_unit_test(test_legacy_value),
+		cmocka_unit_test(test_reshape),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
