@@ -24,8 +24,14 @@ struct pk_parser {
 	uint64_t mark_off[PK_MAX_MARKS];  /* and where each MARK opcode is */
 	size_t nmarks;
 	struct pk_memo memo;
+	const struct pk_budget *budget;
 	struct mfs_err *err;
 };
+
+/* Room for more of an array of elem-byte elements (*cap of them, n used),
+ * charged to the budget: 0 or -ENOMEM (nothing changed). */
+int pk_reserve(struct pk_parser *ps, void *arr, uint32_t n, uint32_t *cap, size_t more,
+	       size_t elem);
 
 int pk_fail(struct pk_parser *ps, const char *what);
 int pk_nomem(struct pk_parser *ps);

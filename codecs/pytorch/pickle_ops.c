@@ -12,12 +12,8 @@
 static int cell_add(struct pk_parser *ps, uint32_t owner, int list, uint32_t x)
 {
 	struct pk *pk = ps->pk;
-	if (pk->nc == pk->capc) {
-		size_t cap = pk->capc;
-		if (MFS_ARRAY_RESERVE(pk->c, pk->nc, cap, 1, 64) < 0 || cap > PK_NIL - 1)
-			return pk_nomem(ps);
-		pk->capc = (uint32_t)cap;
-	}
+	if (pk_reserve(ps, &pk->c, pk->nc, &pk->capc, 1, sizeof(*pk->c)) < 0)
+		return pk_nomem(ps);
 	uint32_t c = pk->nc++;
 	pk->c[c] = (struct pk_cell){x, PK_NIL};
 	struct pk_val *o = &pk->v[owner];

@@ -154,8 +154,7 @@ int pt_zip_open(struct mfs_model *m, struct pt *pt, struct mfs_err *err)
 	uint64_t n = 0;
 	if ((r = pickle_bytes(m, pt, &p, &n, err)) < 0)
 		return r;
-	if (!mfs_model_charge(m, (int64_t)n * 2 + 4096))
-		return -ENOMEM;
-	r = pk_parse(&pt->pk, p, n, err);
-	return r < 0 ? mfs_error_prefix(err, "data.pkl") : 0;
+	struct pk_budget b = pt_budget(m);
+	r = pk_parse(&pt->pk, p, n, &b, err);
+	return r == -EINVAL ? mfs_error_prefix(err, "data.pkl") : r;
 }

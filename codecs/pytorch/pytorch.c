@@ -48,6 +48,16 @@ bool pt_zip_head(const uint8_t *head, size_t n)
 	return torch_record(name + top, nl - top);
 }
 
+static bool charge(void *ctx, int64_t bytes)
+{
+	return mfs_model_charge(ctx, bytes);
+}
+
+struct pk_budget pt_budget(struct mfs_model *m)
+{
+	return (struct pk_budget){charge, m};
+}
+
 static int pytorch_bid(const uint8_t *head, size_t n, uint64_t size, const char *name)
 {
 	(void)size;

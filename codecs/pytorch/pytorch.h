@@ -83,6 +83,10 @@ int pt_zip_record(struct mfs_model *m, struct pt *pt, struct pt_storage *s, stru
  * offsets. */
 int pt_legacy_open(struct mfs_model *m, struct pt *pt, struct mfs_err *err);
 
+/* The pickle reader's tables charged to m's index budget (runtime.h) as
+ * they grow. */
+struct pk_budget pt_budget(struct mfs_model *m);
+
 /* ---- storages and tensors (pt_storage.c) ---------------------------------- */
 
 /* The storage a persistent id (a PK_PERSID value) names, found by its key
