@@ -261,6 +261,11 @@ int pt_value_rewrite(const struct pk *pk, uint32_t v, const char *text, size_t l
 {
 	const struct pk_val *x = &pk->v[v];
 	struct mfs_buf nb = {0}, res = {0};
+	uint64_t after = x->off + x->len;
+	uint8_t next = after < pk->size ? pk->p[after] : '.';
+	if ((x->flags & PK_F_GOT) && (next == 'p' || next == 'q' || next == 'r' || next == 0x94))
+		/* Put in the memo again: later places take it from there. */
+		return mfs_error(err, EACCES, "the value is shared through the pickle's memo twice over (read-only)");
 	int r = encode(x, text, len, &nb, err);
 	size_t ns = 1, cap = 8;
 	struct pt_span *sp = r < 0 ? NULL : malloc(cap * sizeof(*sp));
