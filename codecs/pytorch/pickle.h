@@ -48,6 +48,7 @@ enum pk_kind {
 #define PK_F_DECIMAL 0x2u  /* a PK_LONG's u.s is decimal text, not LONG1/LONG4 bytes */
 #define PK_F_GOT     0x4u  /* a scalar a memo GET pushed again: its span is the GET's,
 			      a the value first pushed */
+#define PK_F_SHARED  0x8u  /* taken from the memo by a GET somewhere */
 
 struct pk_val {
 	uint8_t kind;

@@ -172,6 +172,7 @@ static int memo_get(struct pk_parser *ps, uint64_t key)
 		return pk_fail(ps, "a memo index that was never put");
 	uint32_t v = m->vals[h];
 	uint8_t k = ps->pk->v[v].kind;
+	ps->pk->v[v].flags |= PK_F_SHARED;
 	if (k == PK_GLOBAL || k == PK_CALL || k == PK_PERSID || (k >= PK_TUPLE && k <= PK_FROZENSET))
 		return pk_push(ps, v);  /* one object, shared (containers may still grow) */
 	/* A scalar: a copy of its own, spanning the GET, so that an edit of

@@ -221,8 +221,9 @@ static int add_scalar(struct walk *w, mfs_id parent, struct mfs_dotted *d, const
 			return r;
 	}
 	uint8_t k = x->kind;
-	if (k == PK_INT || k == PK_LONG || k == PK_BOOL || k == PK_FLOAT || k == PK_STR || k == PK_BYTES)
-		flags = MFS_NF_WRITABLE;
+	if (k == PK_INT || k == PK_LONG || k == PK_BOOL || k == PK_FLOAT || k == PK_STR ||
+	    k == PK_BYTES || k == PK_TUPLE || k == PK_LIST)
+		flags = MFS_NF_WRITABLE;  /* a literal is checked when written: pt_value.c */
 	mfs_id p = place(d, parent, &name, &len);
 	mfs_set_tag(w->m, mfs_add_text(w->m, p, name, len, s, n, flags), v);
 	return 0;

@@ -11,6 +11,7 @@
 #include "pt_value.h"
 
 /* Digits of a decimal int at most (Python's own limit is 4300). */
+#define PT_LITERAL_DEPTH 100u
 #define INT_DIGITS_MAX 4300u
 
 /* Whether the value came from a text opcode (protocol 0's forms). */
@@ -208,9 +209,45 @@ static int enc_string(const struct pk_val *x, const char *s, size_t n, struct mf
 	return r;
 }
 
+/* Mark value v and the elements it holds, at any depth: false when one is
+ * not a literal's (a scalar, a tuple, a list) or is taken from the memo
+ * elsewhere (its place would lose it). */
+static bool mark_literal(const struct pk *pk, uint32_t v, uint8_t *in, unsigned depth)
+{
+	const struct pk_val *x = &pk->v[v];
+	if (depth > PT_LITERAL_DEPTH || ((x->flags & PK_F_SHARED) && depth) || x->kind == PK_GLOBAL ||
+	    x->kind == PK_CALL || x->kind == PK_PERSID || x->kind == PK_DICT || x->kind == PK_SET ||
+	    x->kind == PK_FROZENSET)
+		return false;
+	in[v] = 1;
+	for (uint32_t c = x->head; x->kind <= PK_LIST && x->kind >= PK_TUPLE && c != PK_NIL; c = pk->c[c].next)
+		if (!mark_literal(pk, pk->c[c].v, in, depth + 1))
+			return false;
+	return true;
+}
+
+/* Whether literal v's opcodes are its span alone: nothing but its own
+ * values inside it, no FRAME, and it is not taken from the memo itself. */
+static int literal_alone(const struct pk *pk, uint32_t v, struct mfs_err *err)
+{
+	const struct pk_val *x = &pk->v[v];
+	uint8_t *in = calloc(pk->nv, 1);
+	if (!in)
+		return mfs_error(err, ENOMEM, "out of memory");
+	bool ok = !(x->flags & (PK_F_SHARED | PK_F_GOT)) && mark_literal(pk, v, in, 0);
+	for (uint32_t i = 0; ok && i < pk->nv; i++)
+		ok = in[i] || pk->v[i].off < x->off || pk->v[i].off >= x->off + x->len;
+	for (uint32_t f = 0; ok && f < pk->nframes; f++)
+		ok = pk->frames[f] < x->off || pk->frames[f] >= x->off + x->len;
+	free(in);
+	return ok ? 0 : mfs_error(err, EACCES, "this literal shares values with other places of the pickle (read-only)");
+}
+
 static int encode(const struct pk_val *x, const char *s, size_t n, struct mfs_buf *b,
 		  struct mfs_err *err)
 {
+	if (x->kind == PK_TUPLE || x->kind == PK_LIST)
+		return pt_literal_encode(s, n, x->kind, b, err);
 	if (x->kind == PK_STR || x->kind == PK_BYTES)
 		return enc_string(x, s, n, b, err);
 	trim(&s, &n);
@@ -266,7 +303,9 @@ int pt_value_rewrite(const struct pk *pk, uint32_t v, const char *text, size_t l
 	if ((x->flags & PK_F_GOT) && (next == 'p' || next == 'q' || next == 'r' || next == 0x94))
 		/* Put in the memo again: later places take it from there. */
 		return mfs_error(err, EACCES, "the value is shared through the pickle's memo twice over (read-only)");
-	int r = encode(x, text, len, &nb, err);
+	int r = x->kind == PK_TUPLE || x->kind == PK_LIST ? literal_alone(pk, v, err) : 0;
+	if (r == 0)
+		r = encode(x, text, len, &nb, err);
 	size_t ns = 1, cap = 8;
 	struct pt_span *sp = r < 0 ? NULL : malloc(cap * sizeof(*sp));
 	if (r == 0 && !sp)
@@ -310,4 +349,16 @@ int pt_int_opcode(struct mfs_buf *b, uint64_t v)
 	size_t n = mfs_fmt_u64(dec, v);
 	struct pk_val x = {.kind = PK_INT, .op = 'K'};
 	return enc_int(&x, dec, n, b, NULL);
+}
+
+int pt_int_from_text(struct mfs_buf *b, const char *s, size_t n, struct mfs_err *err)
+{
+	struct pk_val x = {.kind = PK_INT, .op = 'K'};
+	return enc_int(&x, s, n, b, err);
+}
+
+int pt_float_from_text(struct mfs_buf *b, const char *s, size_t n, struct mfs_err *err)
+{
+	struct pk_val x = {.kind = PK_FLOAT, .op = 'G'};
+	return enc_float(&x, s, n, b, err);
 }
