@@ -102,6 +102,7 @@ static void pytorch_close(struct mfs_model *m)
 
 const struct mfs_codec mfs_codec_pytorch = {
 	.name = "pytorch",
+	.title = "PyTorch",
 	.sidecar = NULL,
 	.bid = pytorch_bid,
 	.open = pytorch_open,
