@@ -1,0 +1,507 @@
+"""PyTorch checkpoints through a real mount, against torch itself (Debian's
+python3-torch writes every file at test time, torch.load reads every edit
+back): state_dicts of real modules, a Hugging Face style checkpoint with
+bfloat16, float16 and tied embeddings, Adam's state, a Lightning-style
+checkpoint (argparse.Namespace in its hyper-parameters), every dtype, views,
+plain values of every kind, the legacy stream format, renamed files. The
+tree is checked against torch_decode.py (which runs nothing) and that
+against torch.load. Edits through values.txt, data, data.npy and one-value
+files leave a file torch.load reads as exactly the intended objects, with
+storages shared as before, every other zip record byte-identical, 64-byte
+alignment, zipfile clean; refusals leave the source byte-identical with an
+errors line. Pickles that would run a command or name a user's class are
+shown inert and nothing runs; broken files pass through with an errors
+line."""
+import errno
+import os
+import shutil
+import sys
+import tempfile
+import zipfile
+
+import numpy as np
+import torch
+
+import pt_check as pc
+import torch_decode as td
+import torch_write as tw
+from formats import error_lines, expect_refused, npy_saver, read_every_file, read_text, write_file, write_ok
+from harness import Mount, check, eq, run, settle, sha, skip_unless_fuse
+
+SAMPLES = tempfile.mkdtemp(prefix="mfs-torch-")
+ALL = tw.write_all(SAMPLES)
+HOSTILE = tw.write_hostile(SAMPLES)
+ZIPS = [n for n in ALL if zipfile.is_zipfile(os.path.join(SAMPLES, n))]
+LEGACY = [n for n in ALL if n not in ZIPS]
+
+
+def mount(names=None, opts=()):
+    m = Mount([], opts=opts)
+    for n in (names or ALL):
+        shutil.copyfile(os.path.join(SAMPLES, n), m.s(n))
+    return m
+
+
+# ---------------------------------------------------------------- reading
+
+def test_read_every_file():
+    """Every sample's tree equals what the independent reader finds, which
+    equals torch.load's objects; every file reads exactly its st_size."""
+    with mount() as m:
+        for name in ALL:
+            ref = pc.check_tree(m, name)
+            pc.same_as_decoded(pc.tload(m.s(name)), ref, name)
+        read_every_file(m.mnt)
+        eq(error_lines(m), [], "error lines")
+
+
+def test_module_state_dicts():
+    with mount() as m:
+        eq(sorted(os.listdir(m.m("linear.pt"))), ["0", "2", "index"], "Sequential's indices")
+        eq(os.listdir(m.m("linear.pt", "0")), ["weight", "bias"], "Linear's parameters")
+        eq(read_text(m.m("conv_bn.pth", "1", "num_batches_tracked"), "dtype"), "int64\n", "num_batches_tracked")
+        eq(read_text(m.m("conv_bn.pth", "1", "num_batches_tracked"), "shape"), "\n", "0-d shape")
+        eq(read_text(m.m("conv_bn.pth", "1", "num_batches_tracked"), "values.txt"), "1\n", "one batch")
+        eq(read_text(m.m("conv_bn.pth", "0", "weight"), "shape"), "4 3 3 3\n", "Conv2d weight")
+        check(os.path.isdir(m.m("lstm.pt", "weight_ih_l1")), "LSTM's second layer")
+        check(os.path.isdir(m.m("transformer.pt", "self_attn", "out_proj", "weight")), "attention output")
+        check(os.path.isdir(m.m("transformer.pt", "self_attn", "in_proj_weight")), "attention input")
+        eq(read_text(m.m("embedding.pt", "weight"), "values.txt").split("\n")[0], "0 0 0 0",
+           "padding_idx row")
+
+
+def test_hugging_face_checkpoint():
+    """bfloat16 and float16, the tied head sharing the embedding's storage;
+    the zip's top folder is `archive` (.bin) or the stem (model.bin)."""
+    with mount() as m:
+        for name in ("pytorch_model.bin", "model.bin"):
+            emb = m.m(name, "model", "embed_tokens", "weight")
+            head = m.m(name, "lm_head", "weight")
+            eq(read_text(emb, "dtype"), "bfloat16\n", "embedding dtype")
+            eq(read_text(m.m(name, "model", "norm", "weight"), "dtype"), "float16\n", "float16 norm")
+            eq(os.getxattr(emb, pc.STORAGE), os.getxattr(head, pc.STORAGE), "tied storage")
+            eq(m.read(name, "model", "embed_tokens", "weight", "data"),
+               m.read(name, "lm_head", "weight", "data"), "tied bytes")
+            idx = {ln.split("\t")[0]: ln.split("\t")[3:] for ln in read_text(m.m(name), "index").splitlines()}
+            eq(idx["lm_head.weight"], idx["model.embed_tokens.weight"], "tied offsets in the index")
+            a = np.load(os.path.join(head, "data.npy"))
+            eq(a.dtype, np.dtype(np.float32), "bfloat16 data.npy widened to float32")
+            want = torch.load(m.s(name))["lm_head.weight"].float().numpy()
+            pc.same(a, want, "bfloat16 head")
+        with zipfile.ZipFile(m.s("pytorch_model.bin")) as z:
+            eq(z.namelist()[0], "archive/data.pkl", "top folder")
+
+
+def test_optimizer_and_lightning():
+    with mount() as m:
+        o = m.m("optimizer.pt")
+        eq(sorted(os.listdir(o)), ["index", "param_groups", "state"], "optimizer state_dict")
+        eq(os.listdir(os.path.join(o, "state")), ["0", "1", "2", "3"], "state keyed by int")
+        eq(sorted(os.listdir(os.path.join(o, "state", "0"))), ["exp_avg", "exp_avg_sq", "step"], "Adam state")
+        eq(read_text(o, "param_groups", "0", "betas"), "(0.9, 0.999)\n", "betas literal")
+        eq(read_text(o, "param_groups", "0", "eps"), "1e-08\n", "eps repr")
+        eq(read_text(o, "param_groups", "1", "lr"), "0.01\n", "lr")
+        eq(read_text(o, "param_groups", "1", "params"), "[2, 3]\n", "params literal")
+        eq(read_text(o, "param_groups", "0", "amsgrad"), "False\n", "bool")
+        eq(read_text(o, "param_groups", "0", "foreach"), "None\n", "None")
+        c = m.m("epoch=9-step=100.ckpt")
+        eq(read_text(c, "epoch"), "9\n", "epoch")
+        eq(read_text(c, "pytorch-lightning_version"), "1.9.0\n", "version string")
+        check(os.path.isdir(os.path.join(c, "state_dict", "model", "encoder", "0", "weight")), "dotted state_dict")
+        hp = os.path.join(c, "hyper_parameters")
+        eq(read_text(hp, "hparams", "class"), "argparse.Namespace\n", "Namespace class")
+        eq(read_text(hp, "hparams", "args"), "()\n", "Namespace args")
+        eq(read_text(hp, "hparams", "state", "name"), "run-1\n", "Namespace state")
+        eq(read_text(hp, "hparams", "state", "layers"), "[3, 2]\n", "Namespace list")
+        eq(read_text(hp, "schedule", "warmup"), "500\n", "dotted hyper-parameter")
+        cb = [n for n in os.listdir(os.path.join(c, "callbacks")) if n.startswith("ModelCheckpoint")]
+        eq(len(cb), 1, "ModelCheckpoint callback")
+        eq(read_text(c, "callbacks", cb[0], "dirpath"), "/runs/ckpt\n", "callback state")
+        eq(read_text(c, "optimizer_states", "0", "param_groups", "0", "lr"), "0.001\n", "optimizer in list")
+        eq(read_text(c, "lr_schedulers", "0", "gamma"), "0.1\n", "scheduler")
+
+
+def test_plain_values():
+    with mount(["plain.pt"]) as m:
+        p = m.m("plain.pt")
+        for name, want in [("int", "-5\n"), ("big_int", "%d\n" % 2 ** 100), ("float", "0.1\n"),
+                           ("tiny", "1e-08\n"), ("inf", "inf\n"), ("nan", "nan\n"), ("neg_zero", "-0.0\n"),
+                           ("true", "True\n"), ("none", "None\n"), ("set", "{1, 2, 3}\n"),
+                           ("tuple1", "(5,)\n"), ("empty_tuple", "()\n"), ("empty_list", "[]\n"),
+                           ("7", "int key\n"), ("(1, 2)", "tuple key\n"), ("slash%2Fkey", "2\n")]:
+            eq(read_text(p, name), want, name)
+        eq(m.read("plain.pt", "bytes"), b"\x00\x01abc\xff", "bytes alone")
+        eq(read_text(p, "str"), "h\u00e9llo \u2713\n", "UTF-8 string")
+        eq(os.listdir(os.path.join(p, "empty_dict")), [], "empty dict")
+        eq(os.listdir(os.path.join(p, "mixed")), ["0", "1", "2"], "list with a tensor")
+        eq(read_text(p, "mixed", "2"), "(0.5, None)\n", "literal inside a list directory")
+        check(os.path.isdir(os.path.join(p, "deep", "0", "b", "0")), "tensor deep in a tuple")
+        check(os.path.isdir(os.path.join(p, "index~1")), "top-level key index")
+        check(os.path.isdir(os.path.join(p, "a", "shape~1")), "a key component named like a view")
+        eq(read_text(p, "odd", "%", "name", "%"), "1\n", "empty components")
+
+
+def test_every_dtype():
+    with mount(["dtypes.pt", "legacy_dtypes.pth"]) as m:
+        for name in ("dtypes.pt", "legacy_dtypes.pth"):
+            for key, t in tw.every_dtype().items():
+                d = m.m(name, "index~1" if key == "index" else key)
+                want = {torch.bool: "bool", torch.bfloat16: "bfloat16"}.get(t.dtype, str(t.dtype)[6:])
+                eq(read_text(d, "dtype"), want + "\n", "dtype of " + key)
+            p = m.m(name)
+            eq(read_text(p, "float32", "values.txt").split("\n")[:2], ["0.1", "1e-45"], "float32 shortest")
+            eq(read_text(p, "bfloat16", "values.txt").split("\n")[0], "0.1", "bfloat16 shortest")
+            eq(read_text(p, "bool", "values.txt"), "1\n0\n1\n", "bool")
+            eq(read_text(p, "int64", "values.txt"), "-9223372036854775808\n0\n9223372036854775807\n", "int64")
+            eq(read_text(p, "complex64", "values.txt"), "1+2j\n-0.5-0.25j\n", "complex64")
+            eq(read_text(p, "empty", "values.txt"), "", "empty tensor")
+            eq(read_text(p, "empty", "shape"), "0 3\n", "empty shape")
+            eq(read_text(p, "scalar", "values.txt"), "3.5\n", "0-d tensor")
+
+
+def test_views():
+    """Views share base's storage; spans have data (column-major ones with
+    fortran_order), the others not; expand's stride 0 is read-only."""
+    with mount(["views.pt", "legacy.pt"]) as m:
+        for name in ("views.pt", "legacy.pt"):
+            p = m.m(name)
+            key = os.getxattr(os.path.join(p, "base"), pc.STORAGE)
+            for v in ("transposed", "row", "rows", "column", "every_other", "flat"):
+                eq(os.getxattr(os.path.join(p, v), pc.STORAGE), key, "storage of " + v)
+            eq(read_text(p, "row", "values.txt"), "12\n13\n14\n15\n16\n17\n", "row at offset 12")
+            eq(read_text(p, "column", "values.txt"), "2\n8\n14\n20\n", "strided column")
+            check("data" not in os.listdir(os.path.join(p, "column")), "no data for a strided view")
+            check("data" not in os.listdir(os.path.join(p, "cube_mix")), "no data for a mixed order")
+            eq(m.read(name, "row", "data"), np.arange(12, 18, dtype="<f4").tobytes(), "row data")
+            t = np.load(os.path.join(p, "transposed", "data.npy"))
+            check(t.flags.f_contiguous and not t.flags.c_contiguous, "transposed data.npy in Fortran order")
+            eq(m.read(name, "transposed", "data"), m.read(name, "base", "data"), "transposed's data is base's")
+            for v in ("values.txt", "data.npy"):
+                e = write_file(os.path.join(p, "expanded", v), b"0 1 2\n" * 4)
+                check(e is not None, "a write to an overlapping view was accepted: " + v)
+
+
+# ---------------------------------------------------------------- edits
+
+def values_text(a):
+    a = np.asarray(a)
+    if a.ndim == 0:
+        return repr(a.item()) + "\n"
+    rows = a.reshape(-1, a.shape[-1]) if a.ndim > 1 else a.reshape(-1, 1)
+    fmt = (lambda v: repr(float(v))) if a.dtype.kind == "f" else str
+    return "".join(" ".join(fmt(v) for v in r) + "\n" for r in rows)
+
+
+class Edit:
+    """An edit's before and after: torch.load's object before, the zip's
+    records (or the legacy file's bytes) before; check() after the write
+    compares torch.load's object with the expected one (mutate applied to
+    the before object), storages shared as before, the file's structure."""
+
+    def __init__(self, m, name):
+        self.m, self.name, self.src = m, name, m.s(name)
+        self.obj = pc.tload(self.src)
+        self.share = pc.sharing(self.obj)
+        self.zip = zipfile.is_zipfile(self.src)
+        self.raw = open(self.src, "rb").read()
+        self.recs = pc.records(self.src) if self.zip else None
+        self.st = os.stat(self.src)
+
+    def check(self, mutate, changed=(), pickle_op=None, in_place=None):
+        """changed: storage keys (or "pickle") whose records may change;
+        pickle_op: the pickle changed in one opcode only (a value the
+        pickle does not memoize); in_place: the file
+        was patched (same inode, size)."""
+        mutate(self.obj)
+        after = pc.tload(self.src)
+        pc.same_torch(after, self.obj, self.name)
+        eq(pc.sharing(after), self.share, "storages shared in " + self.name)
+        if self.zip:
+            with zipfile.ZipFile(self.src) as z:
+                top = td.zip_top(z)
+            names = {top + ("data.pkl" if c == "pickle" else "data/" + c) for c in changed}
+            new = pc.check_archive(self.src, self.recs, names)
+            if pickle_op:
+                pc.check_one_op(self.recs[top + "data.pkl"][0], new[top + "data.pkl"][0], pickle_op)
+            elif "pickle" not in changed:
+                eq(new[top + "data.pkl"][0], self.recs[top + "data.pkl"][0], "pickle of " + self.name)
+        if in_place:
+            st = os.stat(self.src)
+            eq((st.st_ino, st.st_size), (self.st.st_ino, self.st.st_size), "patched in place: " + self.name)
+        pc.check_tree(self.m, self.name)
+        return after
+
+
+def key_of(m, *p):
+    return os.getxattr(m.m(*p), pc.STORAGE).decode()
+
+
+def test_edit_values_txt():
+    with mount() as m:
+        new = np.arange(20, dtype=np.float32).reshape(4, 5) / 8 - 1
+        e = Edit(m, "linear.pt")
+        write_ok(m.m("linear.pt", "0", "weight", "values.txt"), values_text(new))
+        e.check(lambda o: o["0.weight"].copy_(torch.from_numpy(new)), [key_of(m, "linear.pt", "0", "weight")],
+                in_place=True)
+        # int64 with the extremes, through values.txt
+        e = Edit(m, "dtypes.pt")
+        write_ok(m.m("dtypes.pt", "int64", "values.txt"), "9223372036854775807 -1 -9223372036854775808\n")
+        e.check(lambda o: o["int64"].copy_(torch.tensor([2 ** 63 - 1, -1, -2 ** 63])),
+                [key_of(m, "dtypes.pt", "int64")], in_place=True)
+        # the text it shows, written back, changes nothing
+        st = os.stat(m.s("dtypes.pt"))
+        for k in ("float32", "float16", "bfloat16", "complex128", "bool"):
+            write_ok(m.m("dtypes.pt", k, "values.txt"), read_text(m.m("dtypes.pt", k), "values.txt"))
+        eq(os.stat(m.s("dtypes.pt")).st_mtime_ns, st.st_mtime_ns, "same values rewritten")
+
+
+def test_edit_tied_and_bfloat16():
+    """An edit of the tied head is seen through the embedding: one storage."""
+    with mount(["pytorch_model.bin"]) as m:
+        e = Edit(m, "pytorch_model.bin")
+        new = (np.arange(128, dtype=np.float32).reshape(16, 8) - 64) / 4
+        write_ok(m.m("pytorch_model.bin", "lm_head", "weight", "values.txt"), values_text(new))
+        e.check(lambda o: o["lm_head.weight"].copy_(torch.from_numpy(new)),
+                [key_of(m, "pytorch_model.bin", "lm_head", "weight")], in_place=True)
+        eq(m.read("pytorch_model.bin", "model", "embed_tokens", "weight", "data"),
+           m.read("pytorch_model.bin", "lm_head", "weight", "data"), "tied bytes after the edit")
+        # two bytes of a float16 tensor through data, dd conv=notrunc
+        e = Edit(m, "pytorch_model.bin")
+        m.sh("printf '\\x00\\x3c' | dd of=pytorch_model.bin/model/norm/weight/data bs=1 seek=2 conv=notrunc status=none")
+
+        def half(o):
+            o["model.norm.weight"][1] = 1.0
+        e.check(half, [key_of(m, "pytorch_model.bin", "model", "norm", "weight")], in_place=True)
+        # bfloat16 rounds to nearest even; beyond its range is refused
+        e = Edit(m, "pytorch_model.bin")
+        vals = ["1.00390625", "1.01171875"] + ["0"] * 6
+        write_ok(m.m("pytorch_model.bin", "model", "layers", "0", "input_layernorm", "weight", "values.txt"),
+                 "\n".join(vals) + "\n")
+
+        def rounded(o):
+            o["model.layers.0.input_layernorm.weight"].copy_(
+                torch.tensor([float(v) for v in vals], dtype=torch.float64).to(torch.bfloat16))
+        e.check(rounded, [key_of(m, "pytorch_model.bin", "model", "layers", "0", "input_layernorm", "weight")])
+        eq(read_text(m.m("pytorch_model.bin", "model", "layers", "0", "input_layernorm", "weight"),
+                     "values.txt").split("\n")[:2], ["1", "1.015625"], "ties to even")
+
+
+def test_edit_through_views():
+    """Each element written through a view lands where the view says."""
+    with mount(["views.pt", "legacy.pt"]) as m:
+        for name in ("views.pt", "legacy.pt"):
+            key = key_of(m, name, "base")
+            e = Edit(m, name)
+            new = np.arange(100, 124, dtype=np.float32).reshape(6, 4)
+            write_ok(m.m(name, "transposed", "values.txt"), values_text(new))
+            e.check(lambda o: o["transposed"].copy_(torch.from_numpy(new)), [key], in_place=True)
+            e = Edit(m, name)
+            write_ok(m.m(name, "column", "values.txt"), "-1\n-2\n-3\n-4\n")
+            e.check(lambda o: o["column"].copy_(torch.tensor([-1., -2, -3, -4])), [key], in_place=True)
+            e = Edit(m, name)
+            write_ok(m.m(name, "every_other", "values.txt"), "7 7 7\n" * 4)
+            e.check(lambda o: o["every_other"].fill_(7), [key], in_place=True)
+            e = Edit(m, name)
+            new3 = -np.arange(60, dtype=np.float64).reshape(4, 3, 5)
+            np.save(m.m(name, "cube_mix", "data.npy"), new3)
+            e.check(lambda o: o["cube_mix"].copy_(torch.from_numpy(new3)), [key_of(m, name, "cube_mix")],
+                    in_place=True)
+            e = Edit(m, name)
+            with open(m.m(name, "cube_f", "data"), "r+b") as f:
+                f.write(np.float64(0.5).tobytes())
+
+            def first(o):
+                o["cube_f"][0, 0, 0] = 0.5
+            e.check(first, [key_of(m, name, "cube_f")], in_place=True)
+            before = sha(m.s(name))
+            for v in ("values.txt", "data.npy"):
+                check(write_file(m.m(name, "expanded", v), b"1 1 1\n" * 4) is not None, "overlapping view written")
+            eq(sha(m.s(name)), before, "source after a refused write to an overlapping view")
+
+
+def test_edit_data_npy_shape():
+    """data.npy changes the shape of a tensor that alone covers its storage;
+    the record and the pickle's sizes follow; elsewhere the shape stays."""
+    with mount(["linear.pt", "pytorch_model.bin", "views.pt"]) as m:
+        e = Edit(m, "linear.pt")
+        new = np.linspace(-1, 1, 6).astype(np.float32)
+        key = key_of(m, "linear.pt", "0", "bias")
+        np.save(m.m("linear.pt", "0", "bias", "data.npy"), new)
+
+        def grow(o):
+            o["0.bias"] = torch.from_numpy(new.copy())
+        after = e.check(grow, [key, "pickle"])
+        eq(tuple(after["0.bias"].shape), (6,), "new shape")
+        eq(read_text(m.m("linear.pt", "0", "bias"), "shape"), "6\n", "shape in the mount")
+        # a tied tensor, a view's base, a view: other tensors share the storage
+        for name, p, shape in (("pytorch_model.bin", ("lm_head", "weight"), (8, 16)),
+                               ("views.pt", ("base",), (6, 4)), ("views.pt", ("rows",), (12,))):
+            expect_refused(m, os.path.join(name, *p, "data.npy"), None, m.s(name), errno.EINVAL,
+                           writer=npy_saver(np.zeros(shape, np.float32)))
+        # another dtype is refused
+        expect_refused(m, "linear.pt/0/weight/data.npy", None, m.s("linear.pt"), errno.EINVAL,
+                       writer=npy_saver(np.zeros((4, 5), np.float64)))
+
+
+def test_edit_scalars_and_strings():
+    """One-value files written into the pickle: only that value's opcode
+    changes, every other record keeps its bytes and alignment."""
+    c = "epoch=9-step=100.ckpt"
+    with mount([c, "optimizer.pt", "plain.pt"]) as m:
+        cases = [
+            ("epoch", "10\n", lambda o: o.__setitem__("epoch", 10)),
+            ("global_step", "123456789012", lambda o: o.__setitem__("global_step", 123456789012)),
+            ("hyper_parameters/lr", "0.0005\n", lambda o: o["hyper_parameters"].__setitem__("lr", 0.0005)),
+            ("hyper_parameters/eps", "1e-300\n", lambda o: o["hyper_parameters"].__setitem__("eps", 1e-300)),
+            ("pytorch-lightning_version", "2.1.0rc1+a much longer version string\n",
+             lambda o: o.__setitem__("pytorch-lightning_version", "2.1.0rc1+a much longer version string")),
+            ("optimizer_states/0/param_groups/0/amsgrad", "True\n",
+             lambda o: o["optimizer_states"][0]["param_groups"][0].__setitem__("amsgrad", True)),
+        ]
+        for view, text, mutate in cases:
+            e = Edit(m, c)
+            write_ok(m.m(c, view), text)
+            e.check(mutate, ["pickle"], pickle_op=view)
+        # strings the pickle memoizes and uses twice: the other use keeps its value
+        e = Edit(m, c)
+        write_ok(m.m(c, "hparams_name"), "\n")
+        e.check(lambda o: o.__setitem__("hparams_name", ""), ["pickle"])
+        check("hparams" in os.listdir(m.m(c, "hyper_parameters")), "the key that shares the string")
+        e = Edit(m, c)
+        cb = [n for n in os.listdir(m.m(c, "callbacks")) if n.startswith("ModelCheckpoint")][0]
+        write_ok(m.m(c, "callbacks", cb, "monitor"), "train_loss\n")
+        e.check(lambda o: o["callbacks"][cb.replace("%2F", "/")].__setitem__("monitor", "train_loss"), ["pickle"])
+        eq(read_text(m.m(c, "hyper_parameters", "monitor")), "val_loss\n", "the other use of the string")
+        # a literal: a tuple the second param group shares by memo
+        e = Edit(m, "optimizer.pt")
+        write_ok(m.m("optimizer.pt", "param_groups", "0", "betas"), "(0.8, 0.99)\n")
+        e.check(lambda o: o["param_groups"][0].__setitem__("betas", (0.8, 0.99)), ["pickle"])
+        eq(read_text(m.m("optimizer.pt", "param_groups", "1", "betas")), "(0.9, 0.999)\n", "the shared tuple")
+        e = Edit(m, "plain.pt")
+        write_ok(m.m("plain.pt", "nested"), "[[1, 2, 3], [], 'z']\n")
+        e.check(lambda o: o.__setitem__("nested", [[1, 2, 3], [], "z"]), ["pickle"])
+        e = Edit(m, "plain.pt")
+        write_ok(m.m("plain.pt", "big_int"), "-%d\n" % 2 ** 90)
+        e.check(lambda o: o.__setitem__("big_int", -2 ** 90), ["pickle"], pickle_op="big_int")
+        e = Edit(m, "plain.pt")
+        write_ok(m.m("plain.pt", "bytes"), b"new\x00bytes")
+        e.check(lambda o: o.__setitem__("bytes", b"new\x00bytes"), ["pickle"])
+
+
+def test_refused():
+    """Bad input: EINVAL (ERANGE out of range), the source byte-identical,
+    an errors line naming the view; read-only parts refuse to open."""
+    c = "epoch=9-step=100.ckpt"
+    with mount([c, "dtypes.pt", "legacy.pt", "pytorch_model.bin"]) as m:
+        for view, text, code in [
+                (c + "/epoch", "nine\n", errno.EINVAL), (c + "/epoch", "9.5\n", errno.EINVAL),
+                (c + "/hyper_parameters/lr", "fast\n", errno.EINVAL),
+                (c + "/hyper_parameters/betas", "(0.9, \n", errno.EINVAL),
+                (c + "/hyper_parameters/betas", "[0.9, 0.99]\n", errno.EINVAL),
+                (c + "/optimizer_states/0/param_groups/0/amsgrad", "maybe\n", errno.EINVAL),
+                (c + "/optimizer_states/0/param_groups/0/foreach", "1\n", errno.EINVAL),
+                ("dtypes.pt/int8/values.txt", "1 2\n", errno.EINVAL),
+                ("dtypes.pt/int8/values.txt", "1 2 300\n", errno.ERANGE),
+                ("dtypes.pt/uint8/values.txt", "-1 2 3\n", errno.ERANGE),
+                ("dtypes.pt/float16/values.txt", "1 2 3 4 5 70000\n", errno.ERANGE),
+                ("dtypes.pt/bool/values.txt", "1 0 2\n", errno.ERANGE),
+                ("dtypes.pt/float32/values.txt", "1 2 x 4 5 6\n", errno.EINVAL),
+                ("pytorch_model.bin/model/norm/weight/values.txt", "1e39 " * 8 + "\n", errno.ERANGE),
+                ("pytorch_model.bin/model/embed_tokens/weight/values.txt", "1e39 " * 128 + "\n", errno.ERANGE),
+                ("legacy.pt/0/weight/values.txt", "1 2 3\n", errno.EINVAL)]:
+            expect_refused(m, view, text, m.s(view.split("/")[0]), code)
+        before = sha(m.s(c))
+        for p in ("hyper_parameters/hparams/class", "hyper_parameters/hparams/args",
+                  "hyper_parameters/hparams/state/lr", "index"):
+            check(write_file(m.m(c, p), "x\n") is not None, "a read-only file was written: " + p)
+        eq(sha(m.s(c)), before, "source after writes to read-only files")
+
+
+def test_legacy_in_place():
+    with mount(["legacy.pt", "legacy_dtypes.pth"]) as m:
+        e = Edit(m, "legacy.pt")
+        write_ok(m.m("legacy.pt", "2", "bias", "values.txt"), "0.5\n-0.25\n1e-30\n")
+        e.check(lambda o: o["2.bias"].copy_(torch.tensor([0.5, -0.25, 1e-30])), in_place=True)
+        e = Edit(m, "legacy_dtypes.pth")
+        write_ok(m.m("legacy_dtypes.pth", "complex128", "values.txt"), "1+1j\n-2-0j\n")
+        e.check(lambda o: o["complex128"].copy_(torch.tensor([[1 + 1j], [complex(-2, -0.0)]])), in_place=True)
+        raw0, raw1 = e.raw, open(m.s("legacy_dtypes.pth"), "rb").read()
+        diff = [i for i in range(len(raw0)) if raw0[i] != raw1[i]]
+        t = [t for p, t in td.tensors(td.load(m.s("legacy_dtypes.pth"))) if p == ("complex128",)][0]
+        check(all(t.file_offset <= i < t.file_offset + 32 for i in diff), "bytes changed outside the storage")
+
+
+# ---------------------------------------------------------------- hostile
+
+def test_nothing_runs():
+    """A pickle that would run os.system, one naming a user's class: shown
+    as inert objects; nothing is imported or called."""
+    if os.path.exists(tw.PWNED):
+        os.unlink(tw.PWNED)
+    names = list(HOSTILE)
+    with mount(names) as m:
+        read_every_file(m.mnt)
+        for n in names:
+            pc.check_tree(m, n)
+        eq(read_text(m.m("evil.pt"), "class"), "posix.system\n", "the call's global")
+        eq(read_text(m.m("evil.pt"), "args"), "('touch %s',)\n" % tw.PWNED, "the call's arguments")
+        eq(read_text(m.m("evil_nested.pt", "payload"), "class"), "posix.system\n", "nested call")
+        check(os.path.isdir(m.m("evil_nested.pt", "state_dict", "0", "weight")), "the rest shown as usual")
+        eq(read_text(m.m("evil_legacy.pt", "payload"), "class"), "posix.system\n", "legacy call")
+        u = m.m("user_class.pt", "config")
+        eq(read_text(u, "class"), "mylab.config.TrainConfig\n", "user's class")
+        eq(read_text(u, "state", "tags"), "['a', 'b']\n", "user's object state")
+        eq(read_text(os.path.join(u, "state", "mask"), "values.txt"), "1\n0\n1\n", "tensor in an object")
+        check(not os.path.exists(tw.PWNED), "the pickle's command ran")
+        eq(error_lines(m), [], "error lines")
+    check(not os.path.exists(tw.PWNED), "the pickle's command ran")
+
+
+def test_broken_pass_through():
+    """Truncated files, a missing record, a storage shorter than its
+    tensors: plain files, byte-identical, each with an errors line."""
+    m = Mount([])
+    broken = tw.write_broken(m.src)
+    with m:
+        for n in broken:
+            settle(m.m(n))
+        for n, b in broken.items():
+            check(os.path.isfile(m.m(n)), n + " shown as a model")
+            eq(m.read(n), b, n + " passed through changed")
+        errs = "\n".join(error_lines(m))
+        for n in broken:
+            check((" %s: " % n) in errs, "no errors line for %s:\n%s" % (n, errs))
+
+
+def test_zip_layout_of_samples():
+    """The samples are what torch 1.13 writes: records 64-byte aligned,
+    data descriptors, the top folder as named."""
+    for n in ZIPS:
+        recs = pc.records(os.path.join(SAMPLES, n))
+        pc.check_archive(os.path.join(SAMPLES, n), recs, ())
+    tops = {n: td.zip_top(zipfile.ZipFile(os.path.join(SAMPLES, n))) for n in ZIPS}
+    eq(tops["checkpoint"], "weights/", "a file renamed after saving")
+    eq(tops["pytorch_model.bin"], "archive/", "saved through a buffer")
+
+
+def codec_present():
+    """While the codec is being written: does a checkpoint mount as a
+    directory at all?"""
+    with mount(["linear.pt"]) as m:
+        return os.path.isdir(m.m("linear.pt"))
+
+
+if __name__ == "__main__":
+    skip_unless_fuse()
+    if not codec_present():
+        shutil.rmtree(SAMPLES, ignore_errors=True)
+        print("SKIP: no PyTorch codec in this build")
+        sys.exit(77)
+    try:
+        run([test_zip_layout_of_samples, test_read_every_file, test_module_state_dicts,
+             test_hugging_face_checkpoint, test_optimizer_and_lightning, test_plain_values, test_every_dtype,
+             test_views, test_edit_values_txt, test_edit_tied_and_bfloat16, test_edit_through_views,
+             test_edit_data_npy_shape, test_edit_scalars_and_strings, test_refused, test_legacy_in_place,
+             test_nothing_runs, test_broken_pass_through])
+    finally:
+        shutil.rmtree(SAMPLES, ignore_errors=True)
