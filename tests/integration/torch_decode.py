@@ -12,7 +12,6 @@ As a program: `torch_decode.py FILE` prints each tensor's path, storage
 key, dtype, shape and strides."""
 import collections
 import io
-import os
 import pickle
 import struct
 import sys
