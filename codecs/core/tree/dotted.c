@@ -302,6 +302,37 @@ mfs_id mfs_dotted_add(struct mfs_dotted *d, const char *name, size_t len,
 	return id;
 }
 
+mfs_id mfs_dotted_add_dir(struct mfs_dotted *d, const char *name, size_t len)
+{
+	const char *last;
+	size_t n;
+	mfs_id dir = walk(d, name, len, &last, &n);
+	if (dir == MFS_NONE)
+		return MFS_NONE;
+	mfs_id c = recall(d, dir, KEY_DIR, last, n);
+	if (c != MFS_NONE)
+		return c;
+	char req[16];
+	size_t rl = n;
+	const char *r = request_name(last, &rl, req);
+	c = mfs_add_dir(d->m, dir, r, rl);
+	remember(d, dir, KEY_DIR, last, n, c);
+	return c;
+}
+
+mfs_id mfs_dotted_parent(struct mfs_dotted *d, const char *name, size_t len, const char **last,
+			 size_t *last_len)
+{
+	return walk(d, name, len, last, last_len);
+}
+
+void mfs_dotted_index(struct mfs_dotted *d, const char *name, size_t len,
+		      const struct mfs_tensor *t, uint64_t off, uint64_t bytes)
+{
+	if (d && !d->failed)
+		index_line(d, name, len, t, off, bytes);
+}
+
 /* Append s[0, n) to buf at *pos (size bytes); false when it does not fit. */
 static bool append(char *buf, size_t size, size_t *pos, const char *s, size_t n)
 {
