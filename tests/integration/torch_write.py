@@ -133,12 +133,20 @@ def plain_values():
         ("int", -5), ("big_int", 2 ** 100), ("zero", 0), ("float", 0.1), ("tiny", 1e-08),
         ("inf", float("inf")), ("nan", float("nan")), ("neg_zero", -0.0), ("true", True),
         ("none", None), ("str", "h\u00e9llo \u2713"), ("multiline", "a\nb"), ("empty_str", ""),
-        ("bytes", b"\x00\x01abc\xff"), ("set", {1, 2, 3}), ("tuple1", (5,)), ("empty_tuple", ()),
+        ("tuple1", (5,)), ("empty_tuple", ()),
         ("empty_list", []), ("empty_dict", {}), ("nested", [[1, 2], [3], "x'y"]),
         ("mixed", [torch.tensor([1, 2]), 2, (0.5, None)]), ("deep", ({"a": 1, "b": [torch.ones(2)]},)),
         ("index", torch.tensor([0, 1, 2])), (7, "int key"), ((1, 2), "tuple key"),
         ("a.shape", torch.zeros(1)), ("odd..name.", 1), ("slash/key", 2),
     ])
+
+
+def protocol2_values():
+    """Values protocol 2 builds by calling a builtin: sets (builtins.set of
+    a list), bytes (_codecs.encode of a str), empty bytes (builtins.bytes)."""
+    return collections.OrderedDict([
+        ("bytes", b"\x00\x01abc\xff"), ("empty_bytes", b""), ("set", {1, 2, 3}),
+        ("sets", [{"a"}, {2.5}]), ("with_tensor", {"t": torch.ones(1), "s": {7}})])
 
 
 def every_dtype():
@@ -217,6 +225,7 @@ def write_all(d):
     out["dtypes.pt"] = save(every_dtype(), os.path.join(d, "dtypes.pt"))
     out["views.pt"] = save(views(), os.path.join(d, "views.pt"))
     out["plain.pt"] = save(plain_values(), os.path.join(d, "plain.pt"))
+    save(protocol2_values(), os.path.join(d, "protocol2.pt"))
     out["legacy.pt"] = save(collections.OrderedDict(list(views().items()) + list(modules()["linear.pt"].items())),
                             os.path.join(d, "legacy.pt"), legacy=True)
     out["legacy_dtypes.pth"] = save(every_dtype(), os.path.join(d, "legacy_dtypes.pth"), legacy=True)
