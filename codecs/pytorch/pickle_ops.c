@@ -167,7 +167,20 @@ static int memo_get(struct pk_parser *ps, uint64_t key)
 	size_t h = m->cap && key < PK_NIL ? memo_slot(m, (uint32_t)key) : 0;
 	if (!m->cap || key >= PK_NIL || m->vals[h] == PK_NIL)
 		return pk_fail(ps, "a memo index that was never put");
-	return pk_push(ps, m->vals[h]);
+	uint32_t v = m->vals[h];
+	uint8_t k = ps->pk->v[v].kind;
+	if (k == PK_GLOBAL || k == PK_CALL || k == PK_PERSID || (k >= PK_TUPLE && k <= PK_FROZENSET))
+		return pk_push(ps, v);  /* one object, shared (containers may still grow) */
+	/* A scalar: a copy of its own, spanning the GET, so that an edit of
+	 * one place leaves the others (pk_val.a: the value first pushed). */
+	uint32_t c = pk_new(ps, k);
+	if (c == PK_NIL)
+		return pk_nomem(ps);
+	struct pk_val *cv = &ps->pk->v[c], *ov = &ps->pk->v[v];
+	cv->flags = ov->flags | PK_F_GOT;
+	cv->u = ov->u;
+	cv->a = (ov->flags & PK_F_GOT) ? ov->a : v;
+	return pk_push(ps, c);
 }
 
 /* The argument of GET/PUT (decimal text) or BINGET/LONG_BINGET... */

@@ -58,6 +58,89 @@ int pt_repr_str(struct mfs_buf *b, const uint8_t *s, size_t n, bool bytes)
 
 static int repr(struct mfs_buf *b, uint64_t max, const struct pk *pk, uint32_t v, uint32_t depth);
 
+static int seq(struct mfs_buf *b, uint64_t max, const struct pk *pk, const struct pk_val *x,
+	       uint32_t depth);
+
+static bool builtin(const struct pk *pk, uint32_t g, const char *name)
+{
+	return pk_is_global(pk, g, "builtins", name) || pk_is_global(pk, g, "__builtin__", name);
+}
+
+/* The single argument of call v, or PK_NIL. */
+static uint32_t only_arg(const struct pk *pk, uint32_t v, uint32_t n)
+{
+	const struct pk_val *x = &pk->v[v];
+	if (x->kind != PK_CALL || x->b == PK_NIL || pk->v[x->b].kind != PK_TUPLE || pk->v[x->b].n != n)
+		return PK_NIL;
+	return pk->c[pk->v[x->b].head].v;
+}
+
+uint32_t pt_set_call(const struct pk *pk, uint32_t v, uint8_t *kind)
+{
+	if (v == PK_NIL || pk->v[v].kind != PK_CALL || pk->v[v].n || pk->v[v].ln || pk->v[v].c != PK_NIL)
+		return PK_NIL;
+	bool set = builtin(pk, pk->v[v].a, "set"), fs = !set && builtin(pk, pk->v[v].a, "frozenset");
+	uint32_t l = set || fs ? only_arg(pk, v, 1) : PK_NIL;
+	if (l == PK_NIL || pk->v[l].kind != PK_LIST)
+		return PK_NIL;
+	*kind = set ? PK_SET : PK_FROZENSET;
+	return l;
+}
+
+uint32_t pt_bytes_call(const struct pk *pk, uint32_t v)
+{
+	if (v == PK_NIL || pk->v[v].kind != PK_CALL || !pk_is_global(pk, pk->v[v].a, "_codecs", "encode") ||
+	    pk->v[v].n || pk->v[v].ln || pk->v[v].c != PK_NIL)
+		return PK_NIL;
+	uint32_t s = only_arg(pk, v, 2);
+	if (s == PK_NIL)
+		return PK_NIL;
+	const struct pk_val *a = &pk->v[pk->v[v].b];
+	uint32_t enc = pk->c[pk->c[a->head].next].v;
+	const struct pk_val *e = &pk->v[enc];
+	if (pk->v[s].kind != PK_STR || e->kind != PK_STR || e->u.s.len != 6 ||
+	    memcmp(pk_bytes(pk, e), "latin1", 6))
+		return PK_NIL;
+	return s;
+}
+
+int pt_latin1(struct mfs_buf *b, const uint8_t *s, size_t n)
+{
+	for (size_t i = 0; i < n;) {
+		size_t u = s[i] < 0x80 ? 1 : mfs_utf8_char(s + i, n - i);
+		if (!u || u > 2)
+			return -EINVAL;
+		uint8_t c = u == 1 ? s[i] : (uint8_t)((s[i] & 0x1f) << 6 | (s[i + 1] & 0x3f));
+		if (mfs_buf_add(b, &c, 1) < 0)
+			return -ENOMEM;
+		i += u;
+	}
+	return 0;
+}
+
+/* A protocol 2 set or bytes call written as its literal; 1 when v is
+ * neither. */
+static int builtin_call(struct mfs_buf *b, uint64_t max, const struct pk *pk, uint32_t v,
+			uint32_t depth)
+{
+	uint8_t kind;
+	uint32_t l = pt_set_call(pk, v, &kind);
+	if (l != PK_NIL) {
+		struct pk_val as = pk->v[l];
+		as.kind = kind;
+		return seq(b, max, pk, &as, depth);
+	}
+	uint32_t s = pt_bytes_call(pk, v);
+	if (s == PK_NIL)
+		return 1;
+	struct mfs_buf raw = {0};
+	int r = pt_latin1(&raw, pk_bytes(pk, &pk->v[s]), (size_t)pk->v[s].u.s.len);
+	if (r == 0)
+		r = pt_repr_str(b, (const uint8_t *)raw.p, raw.len, true);
+	mfs_buf_free(&raw);
+	return r;
+}
+
 /* Elements from cell c, separated by ", " (pairs as "k: v" when dict). */
 static int elems(struct mfs_buf *b, uint64_t max, const struct pk *pk, uint32_t c, bool dict, uint32_t depth)
 {
@@ -124,7 +207,10 @@ static int repr(struct mfs_buf *b, uint64_t max, const struct pk *pk, uint32_t v
 		return r < 0 ? r : mfs_buf_add(b, pk_bytes(pk, nm), (size_t)nm->u.s.len);
 	}
 	case PK_CALL: {
-		int r = repr(b, max, pk, x->a, depth + 1);
+		int r = builtin_call(b, max, pk, v, depth);
+		if (r != 1)
+			return r;
+		r = repr(b, max, pk, x->a, depth + 1);
 		if (r == 0)
 			r = repr(b, max, pk, x->b, depth + 1);
 		return r;

@@ -153,6 +153,7 @@ int pt_storage_of(struct mfs_model *m, struct pt *pt, uint32_t persid, uint32_t 
 	st->tname = storages[row].tname;
 	st->esize = st->tname ? storages[row].esize : mfs_dtype_info((enum mfs_dtype)st->dtype)->size;
 	st->member = UINT32_MAX;
+	st->name = mfs_model_strdup(m, (const char *)ks, (size_t)pk->v[key].u.s.len);
 	if (!pt->legacy && (r = pt_zip_record(m, pt, st, err)) < 0)
 		return r;
 	hash_put(pt, pt->nst);

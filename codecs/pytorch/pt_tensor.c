@@ -200,6 +200,7 @@ int pt_tensor(struct mfs_model *m, struct pt *pt, uint32_t v, struct mfs_tensor 
 	t->order = col ? MFS_COL_MAJOR : MFS_ROW_MAJOR;
 	t->flags = w.overlap ? 0 : MFS_TF_WRITABLE;
 	t->off = st->off + w.offset * st->esize;
+	t->storage = st->name;
 	if (!row && !col) {
 		t->ops = &pt_strided_ops;
 		t->flags |= MFS_TF_NODATA;

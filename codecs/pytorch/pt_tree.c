@@ -52,7 +52,11 @@ static int deep(struct walk *w, uint32_t v, uint32_t depth)
 	const struct pk *pk = &w->pt->pk;
 	if (depth > PT_DEPTH_MAX)
 		return mfs_error(w->err, EINVAL, "values nested deeper than %u", PT_DEPTH_MAX);
-	uint8_t k = pk->v[v].kind;
+	uint8_t k = pk->v[v].kind, sk;
+	if (pt_bytes_call(pk, v) != PK_NIL)
+		return 0;
+	if (pt_set_call(pk, v, &sk) != PK_NIL)
+		return deep(w, pt_set_call(pk, v, &sk), depth + 1);
 	if (!is_seq(k))
 		return k == PK_CALL || k == PK_DICT || k == PK_PERSID;
 	if (w->deep[v] != DEEP_UNKNOWN)
@@ -198,6 +202,16 @@ static int add_scalar(struct walk *w, mfs_id parent, struct mfs_dotted *d, const
 	const char *s;
 	size_t n;
 	unsigned flags = 0;
+	uint32_t raw = pt_bytes_call(pk, v);
+	if (raw != PK_NIL) {  /* protocol 2's bytes: the Latin-1 of a str */
+		struct mfs_buf b = {0};
+		int r = pt_latin1(&b, pk_bytes(pk, &pk->v[raw]), (size_t)pk->v[raw].u.s.len);
+		if (r == 0)
+			mfs_add_text(w->m, place(d, parent, &name, &len), name, len, b.p ? b.p : "", b.len, 0);
+		mfs_buf_free(&b);
+		return r == -ENOMEM ? mfs_error(w->err, ENOMEM, "out of memory")
+		       : r < 0 ? mfs_error(w->err, EINVAL, "bytes of a str beyond Latin-1") : 0;
+	}
 	if (x->kind == PK_STR || x->kind == PK_BYTES) {
 		s = (const char *)pk_bytes(pk, x);
 		n = (size_t)x->u.s.len;
@@ -265,8 +279,9 @@ static int add_value(struct walk *w, mfs_id parent, struct mfs_dotted *d, const 
 	if (pt_tensor_call(pk, v) != PK_NIL)
 		return add_tensor(w, parent, d, name, len, v);
 	uint8_t k = pk->v[v].kind;
-	bool dir = is_dict(pk, v) || k == PK_CALL || k == PK_PERSID;
-	if (!dir && is_seq(k) && (r = deep(w, v, depth)) != 0) {
+	uint32_t set = pt_set_call(pk, v, &k), elems = set != PK_NIL ? set : v;
+	bool dir = is_dict(pk, v) || (k == PK_CALL && pt_bytes_call(pk, v) == PK_NIL) || k == PK_PERSID;
+	if (!dir && is_seq(k) && (r = deep(w, elems, depth)) != 0) {
 		if (r < 0)
 			return r;
 		dir = true;
@@ -280,7 +295,7 @@ static int add_value(struct walk *w, mfs_id parent, struct mfs_dotted *d, const 
 	if (is_dict(pk, v))
 		return add_dict(w, id, v, depth + 1, parent == MFS_NONE);
 	if (is_seq(k))
-		return add_elems(w, id, pk->v[v].head, depth + 1);
+		return add_elems(w, id, pk->v[elems].head, depth + 1);
 	return add_object(w, id, v, depth + 1);
 }
 

@@ -24,6 +24,7 @@
  * stream's storage section), shared by every tensor over it. */
 struct pt_storage {
 	uint32_t key;           /* its key: a PK_STR value of the pickle */
+	const char *name;       /* the key as text (user.modelfs.storage) */
 	uint8_t dtype;          /* enum mfs_dtype (MFS_DT_OPAQUE: tname) */
 	uint32_t esize;
 	const char *tname;      /* the dtype file's text of an opaque storage */

@@ -124,6 +124,9 @@ struct mfs_tensor {
 	const char *tname;          /* dtype name for MFS_DT_OPAQUE ("unknown64", ...) */
 	uint64_t nnz;               /* MFS_TF_SPARSE: number of stored entries */
 	uint64_t tag;               /* the codec's own reference */
+	const char *storage;        /* the storage it shares with other tensors (a
+				       PyTorch storage's key; user.modelfs.storage),
+				       living as long as the model, or NULL */
 	struct mfs_tcache *cache;   /* values.txt layout, built on first use */
 };
 
