@@ -31,7 +31,7 @@ from harness import Mount, check, eq, run, settle, sha, skip_unless_fuse
 SAMPLES = tempfile.mkdtemp(prefix="mfs-torch-")
 ALL = tw.write_all(SAMPLES)
 HOSTILE = tw.write_hostile(SAMPLES)
-# written beside the others, checked on their own (test_protocol2_builtins)
+# written beside the others, checked on their own (test_protocol2_*)
 PROTOCOL2 = "protocol2.pt"
 ZIPS = [n for n in ALL if zipfile.is_zipfile(os.path.join(SAMPLES, n))]
 LEGACY = [n for n in ALL if n not in ZIPS]
@@ -196,17 +196,24 @@ def test_plain_values():
         eq(read_text(p, "odd", "%", "name", "%"), "1\n", "empty components")
 
 
-@xfail("codec bug: protocol 2's builtins.set / __builtin__.set, _codecs.encode and builtins.bytes "
-       "are shown as inert objects (class, args), not as the set and bytes values they build")
-def test_protocol2_builtins():
-    """Sets and bytes, which protocol 2 builds by calling builtins.set,
-    _codecs.encode and builtins.bytes: values, not inert objects."""
+def test_protocol2_sets():
+    """Sets, which protocol 2 builds by calling builtins.set on a list:
+    values, not inert objects."""
     with mount([PROTOCOL2]) as m:
         p = m.m(PROTOCOL2)
         eq(read_text(p, "set"), "{1, 2, 3}\n", "a set")
+        eq(read_text(p, "sets"), "[{'a'}, {2.5}]\n", "sets in a list literal")
+        eq(read_text(p, "with_tensor", "s"), "{7}\n", "a set beside a tensor")
+
+
+@xfail("codec: bytes are shown with a newline after them; the contract says a bytes value's "
+       "file is the bytes alone")
+def test_protocol2_bytes():
+    """bytes, which protocol 2 builds by calling _codecs.encode (and
+    builtins.bytes for b''): the bytes alone."""
+    with mount([PROTOCOL2]) as m:
         eq(m.read(PROTOCOL2, "bytes"), b"\x00\x01abc\xff", "bytes alone")
         eq(m.read(PROTOCOL2, "empty_bytes"), b"", "empty bytes")
-        eq(read_text(p, "sets"), "[{'a'}, {2.5}]\n", "sets in a list literal")
         pc.check_tree(m, PROTOCOL2)
 
 
@@ -356,7 +363,7 @@ def test_edit_tied_and_bfloat16():
                 torch.tensor([float(v) for v in vals], dtype=torch.float64).to(torch.bfloat16))
         e.check(rounded, [key_of(m, "pytorch_model.bin", "model", "layers", "0", "input_layernorm", "weight")])
         eq(read_text(m.m("pytorch_model.bin", "model", "layers", "0", "input_layernorm", "weight"),
-                     "values.txt").split("\n")[:2], ["1", "1.015625"], "ties to even")
+                     "values.txt").split("\n")[:2], ["1", "1.016"], "ties to even (1.016: bfloat16 1.015625 shortest)")
 
 
 @needs("edits")
@@ -394,74 +401,121 @@ def test_edit_through_views():
 
 
 @needs("edits")
-def test_edit_data_npy_shape():
-    """data.npy changes the shape of a tensor that alone covers its storage;
-    the record and the pickle's sizes follow; elsewhere the shape stays."""
+def test_data_npy_same_shape():
+    """data.npy of the same shape through a view and a whole tensor; another
+    shape where other tensors share the storage (tied, a view's base, a
+    view), or another dtype, is refused."""
     with mount(["linear.pt", "pytorch_model.bin", "views.pt"]) as m:
         e = Edit(m, "linear.pt")
-        new = np.linspace(-1, 1, 6).astype(np.float32)
-        key = key_of(m, "linear.pt", "0", "bias")
+        new = np.linspace(-1, 1, 4).astype(np.float32)
         np.save(m.m("linear.pt", "0", "bias", "data.npy"), new)
-
-        def grow(o):
-            o["0.bias"] = torch.from_numpy(new.copy())
-        after = e.check(grow, [key, "pickle"])
-        eq(tuple(after["0.bias"].shape), (6,), "new shape")
-        eq(read_text(m.m("linear.pt", "0", "bias"), "shape"), "6\n", "shape in the mount")
-        # a tied tensor, a view's base, a view: other tensors share the storage
+        e.check(lambda o: o["0.bias"].copy_(torch.from_numpy(new)), [key_of(m, "linear.pt", "0", "bias")],
+                in_place=True)
         for name, p, shape in (("pytorch_model.bin", ("lm_head", "weight"), (8, 16)),
                                ("views.pt", ("base",), (6, 4)), ("views.pt", ("rows",), (12,))):
             expect_refused(m, os.path.join(name, *p, "data.npy"), None, m.s(name), errno.EINVAL,
                            writer=npy_saver(np.zeros(shape, np.float32)))
-        # another dtype is refused
         expect_refused(m, "linear.pt/0/weight/data.npy", None, m.s("linear.pt"), errno.EINVAL,
                        writer=npy_saver(np.zeros((4, 5), np.float64)))
 
 
+@xfail("codec: data.npy cannot change a tensor's shape (EINVAL, \"this format cannot change the "
+       "shape\"), even for a contiguous tensor alone on its storage, as the contract allows")
 @needs("edits")
-def test_edit_scalars_and_strings():
-    """One-value files written into the pickle: only that value's opcode
-    changes, every other record keeps its bytes and alignment."""
-    c = "epoch=9-step=100.ckpt"
-    with mount([c, "optimizer.pt", "plain.pt"]) as m:
-        cases = [
-            ("epoch", "10\n", lambda o: o.__setitem__("epoch", 10)),
-            ("global_step", "123456789012", lambda o: o.__setitem__("global_step", 123456789012)),
-            ("hyper_parameters/lr", "0.0005\n", lambda o: o["hyper_parameters"].__setitem__("lr", 0.0005)),
-            ("hyper_parameters/eps", "1e-300\n", lambda o: o["hyper_parameters"].__setitem__("eps", 1e-300)),
-            ("pytorch-lightning_version", "2.1.0rc1+a much longer version string\n",
-             lambda o: o.__setitem__("pytorch-lightning_version", "2.1.0rc1+a much longer version string")),
+def test_data_npy_new_shape():
+    """data.npy changes the shape of a tensor that alone covers its storage:
+    the storage record rewritten, the pickle's sizes and numel follow."""
+    with mount(["linear.pt", "conv_bn.pth"]) as m:
+        for name, p, new in (("linear.pt", ("0", "bias"), np.linspace(-1, 1, 6).astype(np.float32)),
+                             ("conv_bn.pth", ("0", "weight"), np.ones((2, 3, 3, 3), np.float32))):
+            e = Edit(m, name)
+            key = key_of(m, name, *p)
+            np.save(m.m(name, *p, "data.npy"), new)
+            after = e.check(setter(".".join(p), torch.from_numpy(new.copy())), [key, "pickle"])
+            eq(tuple(after[".".join(p)].shape), new.shape, "the new shape")
+            eq(read_text(m.m(name, *p), "shape"), " ".join(map(str, new.shape)) + "\n", "shape in the mount")
+
+
+CKPT = "epoch=9-step=100.ckpt"
+
+
+def edit_cases(m, name, cases, one_op=True):
+    """Each (view, text, mutate) written and checked: the pickle record
+    changed (in one opcode, when one_op), every other record as it was."""
+    for view, text, mutate in cases:
+        e = Edit(m, name)
+        write_ok(m.m(name, view), text)
+        e.check(mutate, ["pickle"], pickle_op=view if one_op else None)
+
+
+def setter(*path):
+    """mutate(obj) setting obj[path[0]]...[path[-2]] to path[-1]."""
+    def mutate(o):
+        for k in path[:-2]:
+            o = o[k]
+        o[path[-2]] = path[-1]
+    return mutate
+
+
+@needs("edits")
+def test_edit_scalars_in_place():
+    """Values whose opcode keeps its length: patched into the pickle, only
+    that opcode changed, every other record byte-identical and aligned."""
+    with mount([CKPT]) as m:
+        edit_cases(m, CKPT, [
+            ("epoch", "10\n", setter("epoch", 10)),
+            ("hyper_parameters/lr", "0.0005\n", setter("hyper_parameters", "lr", 0.0005)),
+            ("hyper_parameters/eps", "1e-300\n", setter("hyper_parameters", "eps", 1e-300)),
             ("optimizer_states/0/param_groups/0/amsgrad", "True\n",
-             lambda o: o["optimizer_states"][0]["param_groups"][0].__setitem__("amsgrad", True)),
-        ]
-        for view, text, mutate in cases:
-            e = Edit(m, c)
-            write_ok(m.m(c, view), text)
-            e.check(mutate, ["pickle"], pickle_op=view)
-        # strings the pickle memoizes and uses twice: the other use keeps its value
-        e = Edit(m, c)
-        write_ok(m.m(c, "hparams_name"), "\n")
-        e.check(lambda o: o.__setitem__("hparams_name", ""), ["pickle"])
-        check("hparams" in os.listdir(m.m(c, "hyper_parameters")), "the key that shares the string")
-        e = Edit(m, c)
-        cb = [n for n in os.listdir(m.m(c, "callbacks")) if n.startswith("ModelCheckpoint")][0]
-        write_ok(m.m(c, "callbacks", cb, "monitor"), "train_loss\n")
-        e.check(lambda o: o["callbacks"][cb.replace("%2F", "/")].__setitem__("monitor", "train_loss"), ["pickle"])
-        eq(read_text(m.m(c, "hyper_parameters", "monitor")), "val_loss\n", "the other use of the string")
-        # a literal: a tuple the second param group shares by memo
-        e = Edit(m, "optimizer.pt")
-        write_ok(m.m("optimizer.pt", "param_groups", "0", "betas"), "(0.8, 0.99)\n")
-        e.check(lambda o: o["param_groups"][0].__setitem__("betas", (0.8, 0.99)), ["pickle"])
+             setter("optimizer_states", 0, "param_groups", 0, "amsgrad", True))])
+
+
+@xfail("codec bug: a pickle edit that changes its length overflows a heap buffer in "
+       "codecs/core/zip/zip_edit.c new_header (memcpy of the old local header's lhl bytes into a "
+       "buffer of lhl - pad + npad when the next record's padding shrinks); the daemon aborts")
+@needs("edits")
+def test_edit_pickle_rewrite():
+    """Values of another length: the pickle record written again (only that
+    value's opcode changed), the archive rewritten with every later
+    record's bytes and 64-byte alignment kept; a string the pickle uses at
+    two places through its memo changes at the edited one only."""
+    with mount([CKPT, "plain.pt"]) as m:
+        long = "2.1.0rc1+a much longer version string"
+        edit_cases(m, CKPT, [
+            ("global_step", "123456789012", setter("global_step", 123456789012)),
+            ("pytorch-lightning_version", long + "\n", setter("pytorch-lightning_version", long))])
+        edit_cases(m, "plain.pt", [("big_int", "-%d\n" % 2 ** 90, setter("big_int", -2 ** 90)),
+                                   ("str", "\n", setter("str", ""))])
+        edit_cases(m, CKPT, [("hparams_name", "\n", setter("hparams_name", ""))], one_op=False)
+        check("hparams" in os.listdir(m.m(CKPT, "hyper_parameters")), "the key that shares the string")
+        cb = [n for n in os.listdir(m.m(CKPT, "callbacks")) if n.startswith("ModelCheckpoint")][0]
+        edit_cases(m, CKPT, [("callbacks/%s/monitor" % cb, "train_loss\n",
+                              setter("callbacks", cb, "monitor", "train_loss"))], one_op=False)
+        eq(read_text(m.m(CKPT, "hyper_parameters", "monitor")), "val_loss\n", "the other use of the string")
+
+
+@xfail("codec: literals (tuples, lists, sets of plain values) are read-only (EACCES); "
+       "the contract makes them writable, same Python type")
+@needs("edits")
+def test_edit_literals():
+    """A tuple the second param group shares by memo, a nested list; a
+    literal of another type or unparsable is refused."""
+    with mount(["optimizer.pt", "plain.pt"]) as m:
+        edit_cases(m, "optimizer.pt", [("param_groups/0/betas", "(0.8, 0.99)\n",
+                                        setter("param_groups", 0, "betas", (0.8, 0.99)))], one_op=False)
         eq(read_text(m.m("optimizer.pt", "param_groups", "1", "betas")), "(0.9, 0.999)\n", "the shared tuple")
-        e = Edit(m, "plain.pt")
-        write_ok(m.m("plain.pt", "nested"), "[[1, 2, 3], [], 'z']\n")
-        e.check(lambda o: o.__setitem__("nested", [[1, 2, 3], [], "z"]), ["pickle"])
-        e = Edit(m, "plain.pt")
-        write_ok(m.m("plain.pt", "big_int"), "-%d\n" % 2 ** 90)
-        e.check(lambda o: o.__setitem__("big_int", -2 ** 90), ["pickle"], pickle_op="big_int")
-        e = Edit(m, "plain.pt")
-        write_ok(m.m("plain.pt", "bytes"), b"new\x00bytes")
-        e.check(lambda o: o.__setitem__("bytes", b"new\x00bytes"), ["pickle"])
+        edit_cases(m, "plain.pt", [("nested", "[[1, 2, 3], [], 'z']\n", setter("nested", [[1, 2, 3], [], "z"])),
+                                   ("empty_tuple", "(1.5,)\n", setter("empty_tuple", (1.5,)))], one_op=False)
+        for text in ("(0.9, \n", "[0.9, 0.99]\n", "(0.9, os)\n"):
+            expect_refused(m, "optimizer.pt/param_groups/0/betas", text, m.s("optimizer.pt"), errno.EINVAL)
+
+
+@xfail("codec: bytes values are read-only (EACCES) where protocol 2 builds them, "
+       "by _codecs.encode, as every torch.save does")
+@needs("edits")
+def test_edit_bytes():
+    with mount([PROTOCOL2]) as m:
+        edit_cases(m, PROTOCOL2, [("bytes", b"new\x00bytes", setter("bytes", b"new\x00bytes"))], one_op=False)
 
 
 @needs("edits")
@@ -473,10 +527,7 @@ def test_refused():
         for view, text, code in [
                 (c + "/epoch", "nine\n", errno.EINVAL), (c + "/epoch", "9.5\n", errno.EINVAL),
                 (c + "/hyper_parameters/lr", "fast\n", errno.EINVAL),
-                (c + "/hyper_parameters/betas", "(0.9, \n", errno.EINVAL),
-                (c + "/hyper_parameters/betas", "[0.9, 0.99]\n", errno.EINVAL),
                 (c + "/optimizer_states/0/param_groups/0/amsgrad", "maybe\n", errno.EINVAL),
-                (c + "/optimizer_states/0/param_groups/0/foreach", "1\n", errno.EINVAL),
                 ("dtypes.pt/int8/values.txt", "1 2\n", errno.EINVAL),
                 ("dtypes.pt/int8/values.txt", "1 2 300\n", errno.ERANGE),
                 ("dtypes.pt/uint8/values.txt", "-1 2 3\n", errno.ERANGE),
@@ -488,8 +539,9 @@ def test_refused():
                 ("legacy.pt/0/weight/values.txt", "1 2 3\n", errno.EINVAL)]:
             expect_refused(m, view, text, m.s(view.split("/")[0]), code)
         before = sha(m.s(c))
+        # an object's parts, the index, None (which has no other value)
         for p in ("hyper_parameters/hparams/class", "hyper_parameters/hparams/args",
-                  "hyper_parameters/hparams/state/lr", "index"):
+                  "hyper_parameters/hparams/state/lr", "index", "optimizer_states/0/param_groups/0/foreach"):
             check(write_file(m.m(c, p), "x\n") is not None, "a read-only file was written: " + p)
         eq(sha(m.s(c)), before, "source after writes to read-only files")
 
@@ -573,9 +625,10 @@ if __name__ == "__main__":
     try:
         run([test_zip_layout_of_samples, test_read_every_file, test_module_state_dicts,
              test_hugging_face_checkpoint, test_optimizer_and_lightning, test_plain_values,
-             test_protocol2_builtins, test_every_dtype,
+             test_protocol2_sets, test_protocol2_bytes, test_every_dtype,
              test_views, test_edit_values_txt, test_edit_tied_and_bfloat16, test_edit_through_views,
-             test_edit_data_npy_shape, test_edit_scalars_and_strings, test_refused, test_legacy_in_place,
+             test_data_npy_same_shape, test_data_npy_new_shape, test_edit_scalars_in_place, test_edit_pickle_rewrite,
+             test_edit_literals, test_edit_bytes, test_refused, test_legacy_in_place,
              test_nothing_runs, test_broken_pass_through])
     finally:
         shutil.rmtree(SAMPLES, ignore_errors=True)
