@@ -151,7 +151,8 @@ def check_value(path, v, extra=()):
     elif isinstance(v, dict):
         check_dict(path, v, top=False)
     elif isinstance(v, td.Obj):
-        want = ["class", "args"] + ([] if v.state is td.NOSTATE else ["state"])
+        want = (["class", "args"] + ([] if v.state is td.NOSTATE else ["state"])
+                + (["items"] if v.items else []) + (["list"] if v.list else []))
         eq(sorted(os.listdir(path)), sorted(want + list(extra)), "entries of the object " + path)
         eq(read_text(path, "class"), v.cls + "\n", "class of " + path)
         for p in ("class", "args", "state"):
@@ -160,6 +161,10 @@ def check_value(path, v, extra=()):
         check_value(os.path.join(path, "args"), v.args)
         if v.state is not td.NOSTATE:
             check_value(os.path.join(path, "state"), v.state)
+        if v.items:
+            check_value(os.path.join(path, "items"), v.items)
+        if v.list:
+            check_value(os.path.join(path, "list"), v.list)
     elif isinstance(v, (list, tuple, set)) and deep(v):
         check(os.path.isdir(path), "%s is not a directory" % path)
         eq(os.listdir(path), [str(i) for i in range(len(v))] + list(extra), "entries of " + path)

@@ -3,7 +3,8 @@ imports or calls what a pickle names: the zip layout (<top>/data.pkl and
 <top>/data/<key>, any top folder) and the legacy stream
 (_use_new_zipfile_serialization=False). Python's own Unpickler runs the
 opcodes, with every global but OrderedDict and torch's rebuild functions
-replaced by an inert Obj (class, args, state), as docs/layout.md "PyTorch"
+replaced by an inert Obj (class, args, state; items and list where the
+pickle adds them, as to a dict or list subclass), as docs/layout.md "PyTorch"
 says the mount shows them. Tensors are TRef: storage key, dtype, offset,
 sizes, strides, and their elements (numpy, logical order) taken from the
 storage's bytes; bfloat16 elements are widened exactly to float32.
@@ -38,6 +39,16 @@ class Obj:
 
     def __init__(self, cls, args):
         self.cls, self.args, self.state = cls, args, NOSTATE
+        self.items, self.list = {}, []  # what SETITEMS and APPENDS give it
+
+    def __setitem__(self, k, v):
+        self.items[k] = v
+
+    def append(self, v):
+        self.list.append(v)
+
+    def extend(self, vs):
+        self.list.extend(vs)
 
     def __repr__(self):
         return "Obj(%s, %r%s)" % (self.cls, self.args, "" if self.state is NOSTATE else ", %r" % (self.state,))
@@ -161,6 +172,8 @@ def tensors(obj, path=()):
         yield from tensors(obj.args, path + ("args",))
         if obj.state is not NOSTATE:
             yield from tensors(obj.state, path + ("state",))
+        yield from tensors(obj.items, path + ("items",))
+        yield from tensors(obj.list, path + ("list",))
 
 
 def _fill(obj, storages):

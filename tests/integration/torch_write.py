@@ -235,6 +235,24 @@ def write_all(d):
     return out
 
 
+def user_containers():
+    """A user's dict and list subclasses (as EasyDict, Lightning's
+    AttributeDict): their items come by SETITEMS and APPENDS."""
+    mod = sys.modules["mylab.config"]
+
+    class Bag(dict):
+        pass
+
+    class Steps(list):
+        pass
+    for c in (Bag, Steps):
+        c.__module__, c.__qualname__ = "mylab.config", c.__name__
+        setattr(mod, c.__name__, c)
+    bag = Bag(lr=0.1, w=torch.ones(2))
+    bag.note = "set by BUILD"
+    return bag, Steps([1, torch.zeros(1)])
+
+
 def write_hostile(d):
     """The pickles that must never run: {file name: saved object}."""
     out = {}
@@ -242,7 +260,10 @@ def write_hostile(d):
     sd = modules()["linear.pt"]
     out["evil_nested.pt"] = save({"state_dict": sd, "payload": Payload()}, os.path.join(d, "evil_nested.pt"))
     out["evil_legacy.pt"] = save({"payload": Payload()}, os.path.join(d, "evil_legacy.pt"), legacy=True)
-    out["user_class.pt"] = save({"config": user_class(), "step": 3}, os.path.join(d, "user_class.pt"))
+    cfg = user_class()
+    bag, steps = user_containers()
+    out["user_class.pt"] = save({"config": cfg, "step": 3, "bag": bag, "steps": steps},
+                                os.path.join(d, "user_class.pt"))
     return out
 
 
