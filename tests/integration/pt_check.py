@@ -220,17 +220,16 @@ def load(src):
     """torch_decode's object of src, each TRef with its storage's bytes."""
     obj = td.load(src)
     raw = open(src, "rb").read()
-    for _, t in td.tensors(obj):
-        n = storage_len(src, raw, t)
-        t.storage_raw = raw[t.file_offset:t.file_offset + n]
-    return obj
-
-
-def storage_len(src, raw, t):
+    sizes = {}
     if raw[:4] == b"PK\x03\x04":
         with zipfile.ZipFile(src) as z:
-            return z.getinfo(td.zip_top(z) + "data/" + t.key).file_size
-    return struct.unpack("<q", raw[t.file_offset - 8:t.file_offset])[0] * t.itemsize
+            top = td.zip_top(z)
+            sizes = {i.filename[len(top) + 5:]: i.file_size for i in z.infolist()
+                     if i.filename.startswith(top + "data/")}
+    for _, t in td.tensors(obj):
+        n = sizes[t.key] if sizes else struct.unpack("<q", raw[t.file_offset - 8:t.file_offset])[0] * t.itemsize
+        t.storage_raw = raw[t.file_offset:t.file_offset + n]
+    return obj
 
 
 def check_tree(m, name):
