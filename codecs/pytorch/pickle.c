@@ -18,18 +18,39 @@ int pk_fail(struct pk_parser *ps, const char *what)
 
 int pk_nomem(struct pk_parser *ps)
 {
+	if (ps->err && ps->err->code == ENOMEM)
+		return -ENOMEM;  /* the budget's message */
 	return mfs_error(ps->err, ENOMEM, "out of memory reading the pickle");
+}
+
+int pk_reserve(struct pk_parser *ps, void *arr, uint32_t n, uint32_t *cap, size_t more,
+	       size_t elem)
+{
+	if (more <= (size_t)(*cap - n))
+		return 0;
+	/* The capacity mfs_array_reserve will give: doubled from 64. */
+	uint64_t nc = *cap ? *cap : 64;
+	while (nc < (uint64_t)n + more)
+		nc *= 2;
+	const struct pk_budget *b = ps->budget;
+	int64_t charge = (int64_t)((nc - *cap) * elem);
+	if (nc >= PK_NIL || (b && !b->charge(b->ctx, charge)))
+		return -ENOMEM;
+	size_t c = *cap;
+	if (mfs_array_reserve(arr, n, &c, (size_t)(nc - n), elem, 64) < 0) {
+		if (b)
+			b->charge(b->ctx, -charge);
+		return -ENOMEM;
+	}
+	*cap = (uint32_t)c;
+	return 0;
 }
 
 uint32_t pk_new(struct pk_parser *ps, uint8_t kind)
 {
 	struct pk *pk = ps->pk;
-	if (pk->nv == pk->capv) {
-		size_t cap = pk->capv;
-		if (MFS_ARRAY_RESERVE(pk->v, pk->nv, cap, 1, 64) < 0 || cap > PK_NIL - 1)
-			return PK_NIL;
-		pk->capv = (uint32_t)cap;
-	}
+	if (pk_reserve(ps, &pk->v, pk->nv, &pk->capv, 1, sizeof(*pk->v)) < 0)
+		return PK_NIL;
 	struct pk_val *v = &pk->v[pk->nv];
 	memset(v, 0, sizeof(*v));
 	v->kind = kind;
@@ -70,11 +91,13 @@ int pk_top(struct pk_parser *ps, uint32_t *v)
 	return 0;
 }
 
-int pk_pop_mark(struct pk_parser *ps, size_t *at)
+int pk_pop_mark(struct pk_parser *ps, size_t *at, uint64_t *mark_off)
 {
 	if (!ps->nmarks)
 		return pk_fail(ps, "no mark to pop to");
 	*at = ps->marks[--ps->nmarks];
+	if (mark_off)
+		*mark_off = ps->mark_off[ps->nmarks];
 	return 0;
 }
 
@@ -107,9 +130,11 @@ int pk_line(struct pk_parser *ps, const uint8_t **s, size_t *len)
 static int text_room(struct pk_parser *ps, uint64_t n, uint64_t *at)
 {
 	struct pk *pk = ps->pk;
-	if (n > pk->captext - pk->ntext) {
-		size_t cap = (size_t)pk->captext;
-		if (MFS_ARRAY_RESERVE(pk->text, (size_t)pk->ntext, cap, (size_t)n, 256) < 0)
+	if (n >= pk->captext - pk->ntext) {  /* at least one byte: text is never NULL */
+		if (pk->ntext + n >= PK_NIL)
+			return pk_nomem(ps);
+		uint32_t cap = (uint32_t)pk->captext;
+		if (pk_reserve(ps, &pk->text, (uint32_t)pk->ntext, &cap, (size_t)n + 1, 1) < 0)
 			return pk_nomem(ps);
 		pk->captext = cap;
 	}
@@ -406,10 +431,8 @@ static int op_frame(struct pk_parser *ps)
 	if (mfs_le64(a) > ps->avail - ps->pos)
 		return pk_fail(ps, "a FRAME longer than the bytes left");
 	struct pk *pk = ps->pk;
-	size_t cap = pk->capframes;
-	if (MFS_ARRAY_RESERVE(pk->frames, pk->nframes, cap, 1, 8) < 0)
+	if (pk_reserve(ps, &pk->frames, pk->nframes, &pk->capframes, 1, sizeof(*pk->frames)) < 0)
 		return pk_nomem(ps);
-	pk->capframes = (uint32_t)cap;
 	pk->frames[pk->nframes++] = ps->op_off;
 	return 0;
 }
@@ -446,12 +469,13 @@ static int op_scalar(struct pk_parser *ps)
 	}
 }
 
-int pk_parse(struct pk *pk, const uint8_t *p, uint64_t avail, struct mfs_err *err)
+int pk_parse(struct pk *pk, const uint8_t *p, uint64_t avail, const struct pk_budget *budget,
+	     struct mfs_err *err)
 {
 	memset(pk, 0, sizeof(*pk));
 	pk->p = p;
 	pk->root = PK_NIL;
-	struct pk_parser ps = {.pk = pk, .avail = avail, .err = err};
+	struct pk_parser ps = {.pk = pk, .avail = avail, .budget = budget, .err = err};
 	int r = 0;
 	while (r == 0) {
 		if (ps.pos >= avail) {

@@ -48,6 +48,7 @@ enum pk_kind {
 #define PK_F_DECIMAL 0x2u  /* a PK_LONG's u.s is decimal text, not LONG1/LONG4 bytes */
 #define PK_F_GOT     0x4u  /* a scalar a memo GET pushed again: its span is the GET's,
 			      a the value first pushed */
+#define PK_F_SHARED  0x8u  /* taken from the memo by a GET somewhere */
 
 struct pk_val {
 	uint8_t kind;
@@ -78,16 +79,27 @@ struct pk {
 	struct pk_cell *c;
 	uint32_t nc, capc;
 	char *text;           /* decoded strings (PK_F_TEXT) */
-	uint64_t ntext, captext;
+	uint64_t ntext;
+	uint32_t captext;
 	uint64_t *frames;     /* FRAME opcodes' offsets, in order */
 	uint32_t nframes, capframes;
 	uint32_t root;        /* the value STOP returned */
 };
 
+/* What the reader's tables may take: charge(ctx, bytes) is asked before
+ * each of them grows by bytes, and false refuses (the parse fails with
+ * -ENOMEM and charge's message, if it set none: "out of memory"). */
+struct pk_budget {
+	bool (*charge)(void *ctx, int64_t bytes);
+	void *ctx;
+};
+
 /* Read the pickle at p[0, avail) (it may end before avail: pk->size says
- * where its STOP ended). 0, or -EINVAL with a message saying what and at
- * which byte (relative to p), -ENOMEM. Free with pk_free also on failure. */
-int pk_parse(struct pk *pk, const uint8_t *p, uint64_t avail, struct mfs_err *err);
+ * where its STOP ended), its tables charged to budget (NULL: none). 0, or
+ * -EINVAL with a message saying what and at which byte (relative to p),
+ * -ENOMEM. Free with pk_free also on failure. */
+int pk_parse(struct pk *pk, const uint8_t *p, uint64_t avail, const struct pk_budget *budget,
+	     struct mfs_err *err);
 void pk_free(struct pk *pk);
 
 /* A string value's bytes (PK_STR, PK_BYTES, PK_LONG). */

@@ -12,12 +12,8 @@
 static int cell_add(struct pk_parser *ps, uint32_t owner, int list, uint32_t x)
 {
 	struct pk *pk = ps->pk;
-	if (pk->nc == pk->capc) {
-		size_t cap = pk->capc;
-		if (MFS_ARRAY_RESERVE(pk->c, pk->nc, cap, 1, 64) < 0 || cap > PK_NIL - 1)
-			return pk_nomem(ps);
-		pk->capc = (uint32_t)cap;
-	}
+	if (pk_reserve(ps, &pk->c, pk->nc, &pk->capc, 1, sizeof(*pk->c)) < 0)
+		return pk_nomem(ps);
 	uint32_t c = pk->nc++;
 	pk->c[c] = (struct pk_cell){x, PK_NIL};
 	struct pk_val *o = &pk->v[owner];
@@ -53,7 +49,8 @@ static int cells_from(struct pk_parser *ps, uint32_t owner, int list, size_t fro
 static int from_mark(struct pk_parser *ps, uint8_t kind)
 {
 	size_t at;
-	int r = pk_pop_mark(ps, &at);
+	uint64_t mo;
+	int r = pk_pop_mark(ps, &at, &mo);
 	if (r < 0)
 		return r;
 	if (kind == PK_DICT && (ps->nstack - at) % 2)
@@ -61,6 +58,8 @@ static int from_mark(struct pk_parser *ps, uint8_t kind)
 	uint32_t v = pk_new(ps, kind);
 	if (v == PK_NIL)
 		return pk_nomem(ps);
+	ps->pk->v[v].off = mo;  /* its span: from the MARK on */
+	ps->pk->v[v].len = ps->pos - mo;
 	if ((r = cells_from(ps, v, 0, at)) < 0)
 		return r;
 	return pk_push(ps, v);
@@ -75,6 +74,10 @@ static int tuple_n(struct pk_parser *ps, size_t n)
 	uint32_t v = pk_new(ps, PK_TUPLE);
 	if (v == PK_NIL)
 		return pk_nomem(ps);
+	if (n) {  /* its span: from its first element's opcode on */
+		ps->pk->v[v].off = ps->pk->v[ps->stack[ps->nstack - n]].off;
+		ps->pk->v[v].len = ps->pos - ps->pk->v[v].off;
+	}
 	int r = cells_from(ps, v, 0, ps->nstack - n);
 	return r < 0 ? r : pk_push(ps, v);
 }
@@ -85,7 +88,7 @@ static int fill(struct pk_parser *ps, bool marked, size_t n)
 {
 	size_t at;
 	if (marked) {
-		int r = pk_pop_mark(ps, &at);
+		int r = pk_pop_mark(ps, &at, NULL);
 		if (r < 0)
 			return r;
 	} else {
@@ -169,6 +172,7 @@ static int memo_get(struct pk_parser *ps, uint64_t key)
 		return pk_fail(ps, "a memo index that was never put");
 	uint32_t v = m->vals[h];
 	uint8_t k = ps->pk->v[v].kind;
+	ps->pk->v[v].flags |= PK_F_SHARED;
 	if (k == PK_GLOBAL || k == PK_CALL || k == PK_PERSID || (k >= PK_TUPLE && k <= PK_FROZENSET))
 		return pk_push(ps, v);  /* one object, shared (containers may still grow) */
 	/* A scalar: a copy of its own, spanning the GET, so that an edit of
@@ -291,7 +295,7 @@ static int op_inst(struct pk_parser *ps)
 	uint32_t cls = PK_NIL;
 	int r = ps->op == 'i' ? two_lines(ps, &cls) : 0;
 	size_t at;
-	if (r < 0 || (r = pk_pop_mark(ps, &at)) < 0)
+	if (r < 0 || (r = pk_pop_mark(ps, &at, NULL)) < 0)
 		return r;
 	if (ps->op == 'o') {
 		if (at == ps->nstack)
@@ -346,6 +350,7 @@ static int op_mark(struct pk_parser *ps)
 {
 	if (ps->nmarks == PK_MAX_MARKS)
 		return pk_fail(ps, "marks nested deeper than 1000");
+	ps->mark_off[ps->nmarks] = ps->op_off;
 	ps->marks[ps->nmarks++] = ps->nstack;
 	return 0;
 }
@@ -365,7 +370,7 @@ static int op_pop(struct pk_parser *ps)
 static int op_pop_mark(struct pk_parser *ps)
 {
 	size_t at;
-	int r = pk_pop_mark(ps, &at);
+	int r = pk_pop_mark(ps, &at, NULL);
 	if (r == 0)
 		ps->nstack = at;
 	return r;

@@ -5,7 +5,7 @@
  * replacing only its opcode's bytes (pt_value.c makes them); the pickle
  * is then patched in place when its length stays, else written again (in
  * a zip, as the data.pkl record, every later record moved with its 64-byte
- * alignment kept). */
+ * alignment kept). A new shape is pt_reshape.c's. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,7 +49,7 @@ static int edit_tensor(struct mfs_model *m, const struct pt *pt, const struct mf
 	if (w->overlap)
 		return mfs_error(err, EACCES, "the tensor's elements overlap in its storage (a stride of 0): read-only");
 	if (e->reshape)
-		return mfs_error(err, EINVAL, "a tensor's shape cannot change");
+		return pt_reshape(m, pt, t, e, p, err);
 	const struct mfs_zip_member *zm = st->member == UINT32_MAX ? NULL : &pt->zip.mem[st->member];
 	int r = zm ? mfs_zip_writable(zm, err) : 0;
 	if (r < 0)

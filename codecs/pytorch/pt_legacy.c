@@ -13,9 +13,12 @@
 static int small(struct mfs_model *m, uint64_t *pos, struct pk *pk, const char *what,
 		 struct mfs_err *err)
 {
-	int r = pk_parse(pk, m->base + *pos, m->size - *pos, err);
+	struct pk_budget b = pt_budget(m);
+	int r = pk_parse(pk, m->base + *pos, m->size - *pos, &b, err);
 	if (r < 0)
 		pk_free(pk);
+	if (r == -ENOMEM)
+		return r;
 	if (r < 0)
 		return mfs_error_prefix(err, "the legacy stream's %s (at byte %llu)", what,
 					(unsigned long long)*pos);
@@ -105,8 +108,6 @@ int pt_legacy_open(struct mfs_model *m, struct pt *pt, struct mfs_err *err)
 	if (r < 0)
 		return r;
 	pt->pkl_off = pos;
-	if (!mfs_model_charge(m, (int64_t)(m->size - pos) / 4 + 4096))
-		return -ENOMEM;
 	if ((r = small(m, &pos, &pt->pk, "object", err)) < 0)
 		return r;
 	struct pk keys;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bytes.h"
 #include "buf.h"
 #include "pytorch.h"
 
@@ -45,14 +46,6 @@ uint32_t pt_elem(const struct pk *pk, const struct pk_val *v, uint32_t i)
 
 /* ---- storages by key ------------------------------------------------------ */
 
-static uint32_t key_hash(const uint8_t *s, uint64_t n)
-{
-	uint32_t h = 2166136261u;
-	for (uint64_t i = 0; i < n; i++)
-		h = (h ^ s[i]) * 16777619u;
-	return h;
-}
-
 static bool key_is(const struct pt *pt, uint32_t st, const uint8_t *s, uint64_t n)
 {
 	const struct pk_val *k = &pt->pk.v[pt->st[st].key];
@@ -63,7 +56,8 @@ uint32_t pt_storage_find(const struct pt *pt, const uint8_t *s, uint64_t n)
 {
 	if (!pt->st_hcap)
 		return UINT32_MAX;
-	for (uint32_t h = key_hash(s, n) & (pt->st_hcap - 1);; h = (h + 1) & (pt->st_hcap - 1)) {
+	uint32_t mask = pt->st_hcap - 1;
+	for (uint32_t h = (uint32_t)mfs_hash64(s, (size_t)n, 0) & mask;; h = (h + 1) & mask) {
 		uint32_t e = pt->st_hash[h];
 		if (!e)
 			return UINT32_MAX;
@@ -75,7 +69,7 @@ uint32_t pt_storage_find(const struct pt *pt, const uint8_t *s, uint64_t n)
 static void hash_put(struct pt *pt, uint32_t st)
 {
 	const struct pk_val *k = &pt->pk.v[pt->st[st].key];
-	uint32_t h = key_hash(pk_bytes(&pt->pk, k), k->u.s.len) & (pt->st_hcap - 1);
+	uint32_t h = (uint32_t)mfs_hash64(pk_bytes(&pt->pk, k), (size_t)k->u.s.len, 0) & (pt->st_hcap - 1);
 	while (pt->st_hash[h])
 		h = (h + 1) & (pt->st_hcap - 1);
 	pt->st_hash[h] = st + 1;

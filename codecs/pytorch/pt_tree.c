@@ -124,7 +124,7 @@ static int add_tensor(struct walk *w, mfs_id parent, struct mfs_dotted *d, const
 		mfs_dotted_add(d, name, len, &t, off, bytes);
 	else
 		mfs_add_tensor(w->m, parent, name, len, &t);
-	mfs_dotted_index(w->ix, w->path.p, w->path.len, &t, off, bytes);
+	mfs_dotted_index(w->ix, w->path.p ? w->path.p : "", w->path.len, &t, off, bytes);
 	return 0;
 }
 
@@ -221,8 +221,9 @@ static int add_scalar(struct walk *w, mfs_id parent, struct mfs_dotted *d, const
 			return r;
 	}
 	uint8_t k = x->kind;
-	if (k == PK_INT || k == PK_LONG || k == PK_BOOL || k == PK_FLOAT || k == PK_STR || k == PK_BYTES)
-		flags = MFS_NF_WRITABLE;
+	if (k == PK_INT || k == PK_LONG || k == PK_BOOL || k == PK_FLOAT || k == PK_STR ||
+	    k == PK_BYTES || k == PK_TUPLE || k == PK_LIST)
+		flags = MFS_NF_WRITABLE;  /* a literal is checked when written: pt_value.c */
 	mfs_id p = place(d, parent, &name, &len);
 	mfs_set_tag(w->m, mfs_add_text(w->m, p, name, len, s, n, flags), v);
 	return 0;
@@ -309,6 +310,10 @@ int pt_tree(struct mfs_model *m, struct pt *pt, struct mfs_err *err)
 	int r = w.deep && w.ix ? 0 : mfs_error(err, ENOMEM, "out of memory");
 	if (r == 0)
 		r = add_value(&w, MFS_NONE, NULL, "", 0, pt->pk.root, 0);
+	/* Storages are known to be unshared only now. */
+	for (uint32_t i = 0; r == 0 && i < m->ntensors; i++)
+		if ((m->tensors[i].flags & MFS_TF_WRITABLE) && pt_reshapable(pt, &m->tensors[i]))
+			m->tensors[i].flags |= MFS_TF_RESHAPE;
 	bool tensor_root = r == 0 && mfs_node_tensor(m, MFS_ROOT);
 	mfs_dotted_finish(w.ix, r < 0 || tensor_root ? MFS_NONE : MFS_ROOT);
 	pt_repr_free(&w.rp);

@@ -11,13 +11,8 @@
 #include "pt_value.h"
 
 /* Digits of a decimal int at most (Python's own limit is 4300). */
+#define PT_LITERAL_DEPTH 100u
 #define INT_DIGITS_MAX 4300u
-
-struct span {
-	uint64_t off, len;        /* old bytes of the pickle */
-	const uint8_t *bytes;     /* their replacement */
-	size_t n;
-};
 
 /* Whether the value came from a text opcode (protocol 0's forms). */
 static bool text_form(uint8_t op)
@@ -214,9 +209,45 @@ static int enc_string(const struct pk_val *x, const char *s, size_t n, struct mf
 	return r;
 }
 
+/* Mark value v and the elements it holds, at any depth: false when one is
+ * not a literal's (a scalar, a tuple, a list) or is taken from the memo
+ * elsewhere (its place would lose it). */
+static bool mark_literal(const struct pk *pk, uint32_t v, uint8_t *in, unsigned depth)
+{
+	const struct pk_val *x = &pk->v[v];
+	if (depth > PT_LITERAL_DEPTH || ((x->flags & PK_F_SHARED) && depth) || x->kind == PK_GLOBAL ||
+	    x->kind == PK_CALL || x->kind == PK_PERSID || x->kind == PK_DICT || x->kind == PK_SET ||
+	    x->kind == PK_FROZENSET)
+		return false;
+	in[v] = 1;
+	for (uint32_t c = x->head; x->kind <= PK_LIST && x->kind >= PK_TUPLE && c != PK_NIL; c = pk->c[c].next)
+		if (!mark_literal(pk, pk->c[c].v, in, depth + 1))
+			return false;
+	return true;
+}
+
+/* Whether literal v's opcodes are its span alone: nothing but its own
+ * values inside it, no FRAME, and it is not taken from the memo itself. */
+static int literal_alone(const struct pk *pk, uint32_t v, struct mfs_err *err)
+{
+	const struct pk_val *x = &pk->v[v];
+	uint8_t *in = calloc(pk->nv, 1);
+	if (!in)
+		return mfs_error(err, ENOMEM, "out of memory");
+	bool ok = !(x->flags & (PK_F_SHARED | PK_F_GOT)) && mark_literal(pk, v, in, 0);
+	for (uint32_t i = 0; ok && i < pk->nv; i++)
+		ok = in[i] || pk->v[i].off < x->off || pk->v[i].off >= x->off + x->len;
+	for (uint32_t f = 0; ok && f < pk->nframes; f++)
+		ok = pk->frames[f] < x->off || pk->frames[f] >= x->off + x->len;
+	free(in);
+	return ok ? 0 : mfs_error(err, EACCES, "this literal shares values with other places of the pickle (read-only)");
+}
+
 static int encode(const struct pk_val *x, const char *s, size_t n, struct mfs_buf *b,
 		  struct mfs_err *err)
 {
+	if (x->kind == PK_TUPLE || x->kind == PK_LIST)
+		return pt_literal_encode(s, n, x->kind, b, err);
 	if (x->kind == PK_STR || x->kind == PK_BYTES)
 		return enc_string(x, s, n, b, err);
 	trim(&s, &n);
@@ -231,13 +262,11 @@ static int encode(const struct pk_val *x, const char *s, size_t n, struct mfs_bu
 
 static int by_off(const void *a, const void *b)
 {
-	const struct span *x = a, *y = b;
+	const struct pt_span *x = a, *y = b;
 	return x->off < y->off ? -1 : x->off > y->off;
 }
 
-/* The pickle with spans[0, ns) (sorted, disjoint) replaced; each FRAME's
- * length grows by what changed inside it. */
-static int splice(const struct pk *pk, const struct span *sp, size_t ns, struct mfs_buf *out)
+static int splice(const struct pk *pk, const struct pt_span *sp, size_t ns, struct mfs_buf *out)
 {
 	uint64_t at = 0;
 	size_t f = 0;
@@ -269,13 +298,20 @@ int pt_value_rewrite(const struct pk *pk, uint32_t v, const char *text, size_t l
 {
 	const struct pk_val *x = &pk->v[v];
 	struct mfs_buf nb = {0}, res = {0};
-	int r = encode(x, text, len, &nb, err);
+	uint64_t after = x->off + x->len;
+	uint8_t next = after < pk->size ? pk->p[after] : '.';
+	if ((x->flags & PK_F_GOT) && (next == 'p' || next == 'q' || next == 'r' || next == 0x94))
+		/* Put in the memo again: later places take it from there. */
+		return mfs_error(err, EACCES, "the value is shared through the pickle's memo twice over (read-only)");
+	int r = x->kind == PK_TUPLE || x->kind == PK_LIST ? literal_alone(pk, v, err) : 0;
+	if (r == 0)
+		r = encode(x, text, len, &nb, err);
 	size_t ns = 1, cap = 8;
-	struct span *sp = r < 0 ? NULL : malloc(cap * sizeof(*sp));
+	struct pt_span *sp = r < 0 ? NULL : malloc(cap * sizeof(*sp));
 	if (r == 0 && !sp)
 		r = -ENOMEM;
 	if (r == 0)
-		sp[0] = (struct span){x->off, x->len, (const uint8_t *)nb.p, nb.len};
+		sp[0] = (struct pt_span){x->off, x->len, (const uint8_t *)nb.p, nb.len};
 	/* The places that took v from the memo keep its old value. */
 	for (uint32_t i = 0; r == 0 && !(x->flags & PK_F_GOT) && i < pk->nv; i++) {
 		const struct pk_val *c = &pk->v[i];
@@ -284,12 +320,10 @@ int pt_value_rewrite(const struct pk *pk, uint32_t v, const char *text, size_t l
 		if (ns == cap && MFS_ARRAY_RESERVE(sp, ns, cap, 1, 8) < 0)
 			r = -ENOMEM;
 		else
-			sp[ns++] = (struct span){c->off, c->len, pk->p + x->off, (size_t)x->len};
+			sp[ns++] = (struct pt_span){c->off, c->len, pk->p + x->off, (size_t)x->len};
 	}
-	if (r == 0) {
-		qsort(sp, ns, sizeof(*sp), by_off);
-		r = splice(pk, sp, ns, &res);
-	}
+	if (r == 0)
+		r = pt_splice(pk, sp, ns, &res);
 	free(sp);
 	mfs_buf_free(&nb);
 	if (r == -ENOMEM)
@@ -301,4 +335,30 @@ int pt_value_rewrite(const struct pk *pk, uint32_t v, const char *text, size_t l
 	*out = (uint8_t *)res.p;
 	*outlen = res.len;
 	return 0;
+}
+
+int pt_splice(const struct pk *pk, struct pt_span *sp, size_t ns, struct mfs_buf *out)
+{
+	qsort(sp, ns, sizeof(*sp), by_off);
+	return splice(pk, sp, ns, out);
+}
+
+int pt_int_opcode(struct mfs_buf *b, uint64_t v)
+{
+	char dec[24];
+	size_t n = mfs_fmt_u64(dec, v);
+	struct pk_val x = {.kind = PK_INT, .op = 'K'};
+	return enc_int(&x, dec, n, b, NULL);
+}
+
+int pt_int_from_text(struct mfs_buf *b, const char *s, size_t n, struct mfs_err *err)
+{
+	struct pk_val x = {.kind = PK_INT, .op = 'K'};
+	return enc_int(&x, s, n, b, err);
+}
+
+int pt_float_from_text(struct mfs_buf *b, const char *s, size_t n, struct mfs_err *err)
+{
+	struct pk_val x = {.kind = PK_FLOAT, .op = 'G'};
+	return enc_float(&x, s, n, b, err);
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bytes.h"
 #include "pytorch.h"
 
 /* Deflate expands at most 1032 times; a larger claim is a lie. */
@@ -79,19 +80,41 @@ static int pickle_bytes(struct mfs_model *m, struct pt *pt, const uint8_t **p, u
 	return 0;
 }
 
-int pt_zip_open(struct mfs_model *m, struct pt *pt, struct mfs_err *err)
+/* The key of member i when it is a `<top>/data/<key>` record. */
+static bool record_key(const struct pt *pt, uint32_t i, const uint8_t **key, size_t *kl)
 {
-	int r = mfs_zip_read(m->base, m->size, &pt->zip, err);
-	if (r < 0 || (r = find_pickle(pt, err)) < 0)
-		return r;
-	const uint8_t *p = NULL;
-	uint64_t n = 0;
-	if ((r = pickle_bytes(m, pt, &p, &n, err)) < 0)
-		return r;
-	if (!mfs_model_charge(m, (int64_t)n * 2 + 4096))
-		return -ENOMEM;
-	r = pk_parse(&pt->pk, p, n, err);
-	return r < 0 ? mfs_error_prefix(err, "data.pkl") : 0;
+	const struct mfs_zip_member *zm = &pt->zip.mem[i];
+	size_t pre = pt->top_len + 5;
+	if (zm->name_len <= pre || memcmp(zm->name, pt->top, pt->top_len) ||
+	    memcmp(zm->name + pt->top_len, "data/", 5))
+		return false;
+	*key = (const uint8_t *)zm->name + pre;
+	*kl = zm->name_len - pre;
+	return true;
+}
+
+/* The records by key, so that a checkpoint of many tensors finds each in
+ * one probe. */
+static int hash_records(struct pt *pt, struct mfs_err *err)
+{
+	uint32_t cap = 64;
+	while (cap < 2 * (uint64_t)pt->zip.n + 2)
+		cap *= 2;
+	pt->rec_hash = calloc(cap, sizeof(*pt->rec_hash));
+	if (!pt->rec_hash)
+		return mfs_error(err, ENOMEM, "out of memory");
+	pt->rec_hcap = cap;
+	for (uint32_t i = 0; i < pt->zip.n; i++) {
+		const uint8_t *k;
+		size_t kl;
+		if (!record_key(pt, i, &k, &kl))
+			continue;
+		uint32_t h = (uint32_t)mfs_hash64(k, kl, 0) & (cap - 1);
+		while (pt->rec_hash[h])
+			h = (h + 1) & (cap - 1);
+		pt->rec_hash[h] = i + 1;
+	}
+	return 0;
 }
 
 int pt_zip_record(struct mfs_model *m, struct pt *pt, struct pt_storage *s, struct mfs_err *err)
@@ -100,11 +123,13 @@ int pt_zip_record(struct mfs_model *m, struct pt *pt, struct pt_storage *s, stru
 	const struct pk_val *k = &pt->pk.v[s->key];
 	const uint8_t *key = pk_bytes(&pt->pk, k);
 	uint64_t kl = k->u.s.len;
-	for (uint32_t i = 0; i < pt->zip.n; i++) {
+	for (uint32_t h = (uint32_t)mfs_hash64(key, (size_t)kl, 0) & (pt->rec_hcap - 1); pt->rec_hash[h];
+	     h = (h + 1) & (pt->rec_hcap - 1)) {
+		uint32_t i = pt->rec_hash[h] - 1;
 		const struct mfs_zip_member *zm = &pt->zip.mem[i];
-		if (zm->name_len != pt->top_len + 5 + kl || memcmp(zm->name, pt->top, pt->top_len) ||
-		    memcmp(zm->name + pt->top_len, "data/", 5) ||
-		    memcmp(zm->name + pt->top_len + 5, key, (size_t)kl))
+		const uint8_t *rk;
+		size_t rl;
+		if (!record_key(pt, i, &rk, &rl) || rl != kl || memcmp(rk, key, rl))
 			continue;
 		if (zm->method != 0 || zm->csize != zm->usize || (zm->flags & 1))
 			return mfs_error(err, EINVAL, "the record of storage %.*s is compressed (torch.save stores records as they are)",
@@ -118,4 +143,18 @@ int pt_zip_record(struct mfs_model *m, struct pt *pt, struct pt_storage *s, stru
 	char q[MFS_QUOTE_MAX];
 	return mfs_error(err, EINVAL, "storage %s has no record <top>/data/<key> in the zip",
 			 mfs_quote(q, key, (size_t)kl));
+}
+
+int pt_zip_open(struct mfs_model *m, struct pt *pt, struct mfs_err *err)
+{
+	int r = mfs_zip_read(m->base, m->size, &pt->zip, err);
+	if (r < 0 || (r = find_pickle(pt, err)) < 0 || (r = hash_records(pt, err)) < 0)
+		return r;
+	const uint8_t *p = NULL;
+	uint64_t n = 0;
+	if ((r = pickle_bytes(m, pt, &p, &n, err)) < 0)
+		return r;
+	struct pk_budget b = pt_budget(m);
+	r = pk_parse(&pt->pk, p, n, &b, err);
+	return r == -EINVAL ? mfs_error_prefix(err, "data.pkl") : r;
 }

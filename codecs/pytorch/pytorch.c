@@ -48,6 +48,16 @@ bool pt_zip_head(const uint8_t *head, size_t n)
 	return torch_record(name + top, nl - top);
 }
 
+static bool charge(void *ctx, int64_t bytes)
+{
+	return mfs_model_charge(ctx, bytes);
+}
+
+struct pk_budget pt_budget(struct mfs_model *m)
+{
+	return (struct pk_budget){charge, m};
+}
+
 static int pytorch_bid(const uint8_t *head, size_t n, uint64_t size, const char *name)
 {
 	(void)size;
@@ -81,6 +91,7 @@ static void pytorch_close(struct mfs_model *m)
 	free(pt->views);
 	free(pt->st);
 	free(pt->st_hash);
+	free(pt->rec_hash);
 	pk_free(&pt->pk);
 	free(pt->pkl_buf);
 	mfs_zip_reader_free(pt->reader);
@@ -91,6 +102,7 @@ static void pytorch_close(struct mfs_model *m)
 
 const struct mfs_codec mfs_codec_pytorch = {
 	.name = "pytorch",
+	.title = "PyTorch",
 	.sidecar = NULL,
 	.bid = pytorch_bid,
 	.open = pytorch_open,

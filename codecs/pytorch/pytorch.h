@@ -52,6 +52,8 @@ struct pt {
 	uint32_t pkl_member;    /* data.pkl (zip) */
 	const uint8_t *top;     /* "<top>/" of the records' names */
 	uint32_t top_len;
+	uint32_t *rec_hash;     /* `<top>/data/<key>` records by key: member + 1 (0: free) */
+	uint32_t rec_hcap;
 	uint8_t *pkl_buf;       /* an inflated data.pkl (else NULL) */
 	uint64_t pkl_off;       /* source offset of the pickle, UINT64_MAX when deflated */
 	struct pk pk;
@@ -81,6 +83,10 @@ int pt_zip_record(struct mfs_model *m, struct pt *pt, struct pt_storage *s, stru
  * offsets. */
 int pt_legacy_open(struct mfs_model *m, struct pt *pt, struct mfs_err *err);
 
+/* The pickle reader's tables charged to m's index budget (runtime.h) as
+ * they grow. */
+struct pk_budget pt_budget(struct mfs_model *m);
+
 /* ---- storages and tensors (pt_storage.c) ---------------------------------- */
 
 /* The storage a persistent id (a PK_PERSID value) names, found by its key
@@ -106,6 +112,12 @@ uint64_t pt_view_index(const struct pt_view *w, uint64_t r);
 /* ---- the tree (pt_tree.c) and edits (pt_edit.c) --------------------------- */
 
 int pt_tree(struct mfs_model *m, struct pt *pt, struct mfs_err *err);
+/* Whether tensor t may change shape through data.npy (pt_reshape.c): a
+ * row-major tensor of a zip alone on its storage, covering it, its sizes
+ * and strides plain tuples; and the edit that does it. */
+bool pt_reshapable(const struct pt *pt, const struct mfs_tensor *t);
+int pt_reshape(struct mfs_model *m, const struct pt *pt, const struct mfs_tensor *t,
+	       const struct mfs_edit *e, struct mfs_patch *p, struct mfs_err *err);
 int pt_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_patch *p,
 	    struct mfs_err *err);
 /* The i-th cell's value of a value's element list (i < n). */

@@ -42,7 +42,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct pk pk;
 	struct mfs_err err = {0};
-	int r = pk_parse(&pk, data, size, &err);
+	int r = pk_parse(&pk, data, size, NULL, &err);
 	if (r < 0) {
 		check(err.msg[0] != '\0', "a refusal without a message");
 	} else {

@@ -24,7 +24,7 @@
 static char *repr_of(const uint8_t *p, size_t n, struct mfs_err *err, int *rc)
 {
 	struct pk pk;
-	*rc = pk_parse(&pk, p, n, err);
+	*rc = pk_parse(&pk, p, n, NULL, err);
 	char *out = NULL;
 	if (*rc == 0) {
 		struct pt_repr rp;

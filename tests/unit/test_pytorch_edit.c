@@ -4,7 +4,8 @@
  * scalars and strings written into the pickle, in place or by a rewrite
  * that keeps every other record's bytes and 64-byte alignment; a string
  * shared through the memo edited at one place only; protocol 4's frames;
- * the legacy stream; refusals that leave the source as it was. */
+ * the legacy stream; a new shape through data.npy (the record and the
+ * pickle's size, stride and numel); refusals. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +13,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -55,6 +57,30 @@ static void zip_ok(const uint8_t *b, size_t n)
 		assert_int_equal(crc32(0, b + data, size), crc);
 		assert_int_equal(data % 64, 0);
 		cd += 46 + nl + el + cl;
+	}
+}
+
+struct text_case {
+	const char *path, *text, *want;
+};
+
+/* Each case written to the sample afresh: its file then shows want, the
+ * file at other (and the int key 7) what it did, the zip is sound, and
+ * every file written back unchanged changes nothing. */
+static void run_cases(const char *rel, const struct text_case *c, size_t nc, const char *other,
+		      const char *other_want)
+{
+	for (size_t i = 0; i < nc; i++) {
+		uint8_t *f;
+		size_t n;
+		struct mfs_model *m = edited(rel, c[i].path, c[i].text, &f, &n);
+		tcheck(m, c[i].path, c[i].want);
+		tcheck(m, other, other_want);
+		tcheck(m, "7", "int key\n");
+		zip_ok(f, n);
+		trewrite_all(m);
+		tclose(m);
+		free(f);
 	}
 }
 
@@ -114,9 +140,53 @@ static void test_refusals(void **state)
 	mfs_err_clear(&err);
 	assert_int_equal(twrite(m, "str", "\xff\n", 2, &f, &n, &err), -EINVAL);
 	mfs_err_clear(&err);
-	assert_true(twrite(m, "tuple", "(2,)\n", 5, &f, &n, &err) < 0);
 	assert_true(twrite(m, "none", "1\n", 2, &f, &n, &err) < 0);
+	static const char *const bad[] = {"[2]", "(1,", "(1 2)", "('a)", "(1,) x", "(b'\xe9',)",
+					  "(1e999,)", "(1.5.2,)", "(\"\\q\",)"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		mfs_err_clear(&err);
+		int r = twrite(m, "tuple", bad[i], strlen(bad[i]), &f, &n, &err);
+		if (r != -EINVAL && r != -ERANGE)
+			fail_msg("%s: %d", bad[i], r);
+		assert_true(err.msg[0] != '\0');
+	}
 	tclose(m);
+	/* A list whose string another place takes from the memo. */
+	m = topen("pytorch/shared.pt");
+	mfs_err_clear(&err);
+	assert_int_equal(twrite(m, "first", "['x', 1]\n", 9, &f, &n, &err), -EACCES);
+	tclose(m);
+}
+
+static void test_literals(void **state)
+{
+	(void)state;
+	static const struct text_case cases[] = {
+		{"tuple", "(2, 'x', None)", "(2, 'x', None)\n"},
+		{"tuple", " ( 7 , ) ", "(7,)\n"},
+		{"list", "[5]", "[5]\n"},
+		{"list", "[]", "[]\n"},
+		{"empty", "(1, 2, 3, 4)", "(1, 2, 3, 4)\n"},
+		{"nested", "[[3], ('b\\n\\u00e9', True, b'\\x01', -2.5, [])]",
+		 "[[3], ('b\\n\xc3\xa9', True, b'\\x01', -2.5, [])]\n"},
+		{"nested", "[(1), \"it's\", 12345678901234567890]", "[1, \"it's\", 12345678901234567890]\n"},
+	};
+	run_cases("pytorch/scalars.pt", cases, sizeof(cases) / sizeof(cases[0]), "str", "h\xc3\xa9llo\n");
+	uint8_t *f;
+	size_t n;
+	struct mfs_model *m = edited("pytorch/optim.pt", "param_groups/0/betas", "(0.5, 0.25)", &f, &n);
+	tcheck(m, "param_groups/0/betas", "(0.5, 0.25)\n");
+	tcheck(m, "param_groups/0/params", "[0]\n");
+	tcheck(m, "state/0/exp_avg/values.txt", "0.05\n-0.1\n");
+	tclose(m);
+	free(f);
+	/* The list holding a string that a later place takes from the memo
+	 * is refused above; one whose string is itself a GET is not. */
+	m = edited("pytorch/shared.pt", "again", "tog", &f, &n);
+	tcheck(m, "first", "['tag', 1]\n");
+	tcheck(m, "again", "tog\n");
+	tclose(m);
+	free(f);
 }
 
 static void test_scalars(void **state)
@@ -134,9 +204,7 @@ static void test_scalars(void **state)
 	tclose(m);
 	free(f);
 	free(orig);
-	static const struct {
-		const char *path, *text, *want;
-	} cases[] = {
+	static const struct text_case cases[] = {
 		{"int", "-5", "-5\n"},
 		{"int", "70000", "70000\n"},
 		{"int", "3000000000", "3000000000\n"},
@@ -152,16 +220,8 @@ static void test_scalars(void **state)
 		{"index~1", "renamed", "renamed\n"},
 		{"a/b", "2", "2\n"},
 	};
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		m = edited("pytorch/scalars.pt", cases[i].path, cases[i].text, &f, &n);
-		tcheck(m, cases[i].path, cases[i].want);
-		tcheck(m, "nested", "[[1, 2], (3.5, 'a')]\n");
-		tcheck(m, "7", "int key\n");
-		zip_ok(f, n);
-		trewrite_all(m);
-		tclose(m);
-		free(f);
-	}
+	run_cases("pytorch/scalars.pt", cases, sizeof(cases) / sizeof(cases[0]), "nested",
+		  "[[1, 2], (3.5, 'a')]\n");
 }
 
 static void test_shared_and_frames(void **state)
@@ -188,6 +248,62 @@ static void test_shared_and_frames(void **state)
 	}
 }
 
+/* A .npy v1.0 of float32 values of shape dims (a dict literal's shape). */
+static uint8_t *npy_f32(const char *shape, const float *v, size_t n, size_t *len)
+{
+	char dict[128];
+	int dl = snprintf(dict, sizeof(dict), "{'descr': '<f4', 'fortran_order': False, 'shape': %s, }", shape);
+	size_t hl = ((size_t)dl + 11 + 63) / 64 * 64 - 10;
+	uint8_t *b = malloc(10 + hl + n * 4);
+	assert_non_null(b);
+	memcpy(b, "\x93NUMPY\x01\x00", 8);
+	mfs_put_le16(b + 8, (uint16_t)hl);
+	memset(b + 10, ' ', hl);
+	memcpy(b + 10, dict, (size_t)dl);
+	b[10 + hl - 1] = '\n';
+	memcpy(b + 10 + hl, v, n * 4);
+	*len = 10 + hl + n * 4;
+	return b;
+}
+
+static void test_reshape(void **state)
+{
+	(void)state;
+	float v[20];
+	for (int i = 0; i < 20; i++)
+		v[i] = (float)i;
+	size_t nl, n;
+	uint8_t *npy = npy_f32("(4, 5)", v, 20, &nl), *f;
+	struct mfs_err err = {0};
+	struct mfs_model *m = topen("pytorch/state_dict.pt");
+	assert_int_equal(twrite(m, "0/weight/data.npy", npy, nl, &f, &n, &err), 0);
+	tclose(m);
+	m = topen_mem(f, n, "x.pt", NULL, 0);
+	tcheck(m, "0/weight/shape", "4 5\n");
+	tcheck(m, "0/weight/values.txt", "0 1 2 3 4\n5 6 7 8 9\n10 11 12 13 14\n15 16 17 18 19\n");
+	tcheck(m, "0/bias/values.txt", "0.5\n-0.25\n");
+	tcheck(m, "1/running_var/values.txt", "1\n1\n");
+	zip_ok(f, n);
+	tclose(m);
+	free(f);
+	free(npy);
+	/* A 4-d shape (MARK ... TUPLE), then a 0-d one (EMPTY_TUPLE). */
+	npy = npy_f32("(1, 2, 1, 2)", v, 4, &nl);
+	m = topen("pytorch/views.pt");
+	mfs_err_clear(&err);
+	assert_int_equal(twrite(m, "base/data.npy", npy, nl, &f, &n, &err), -EINVAL);  /* shared */
+	assert_int_equal(twrite(m, "scalar/data.npy", npy, nl, &f, &n, &err), 0);
+	tclose(m);
+	m = topen_mem(f, n, "x.pt", NULL, 0);
+	tcheck(m, "scalar/shape", "1 2 1 2\n");
+	tcheck(m, "scalar/values.txt", "0 1\n\n2 3\n");
+	tcheck(m, "base/values.txt", "0 1 2 3\n4 5 6 7\n8 9 10 11\n");
+	zip_ok(f, n);
+	tclose(m);
+	free(f);
+	free(npy);
+}
+
 static void test_legacy_value(void **state)
 {
 	(void)state;
@@ -208,6 +324,8 @@ int main(void)
 		cmocka_unit_test(test_scalars),
 		cmocka_unit_test(test_shared_and_frames),
 		cmocka_unit_test(test_legacy_value),
+		cmocka_unit_test(test_reshape),
+		cmocka_unit_test(test_literals),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

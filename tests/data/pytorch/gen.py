@@ -151,7 +151,8 @@ def shared():
     """A string shared through the memo (one object in two places), and
     protocol 4 (frames) with the same objects."""
     same = "min"
-    d = {"mode": same, "other": same, same: 1.5, "w": ar(3)}
+    tag = "tag"
+    d = {"mode": same, "other": same, same: 1.5, "w": ar(3), "first": [tag, 1], "again": tag}
     torch.save(d, path("shared.pt"))
     torch.save(d, path("proto4.pt"), pickle_protocol=4)
 
