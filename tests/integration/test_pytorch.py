@@ -26,7 +26,7 @@ import torch
 import pt_check as pc
 import torch_decode as td
 import torch_write as tw
-from formats import error_lines, expect_refused, npy_saver, read_every_file, read_text, write_file, write_ok
+from formats import error_lines, expect_refused, npy_saver, read_every_file, read_text, walk, write_file, write_ok
 from harness import SLOW, Mount, check, eq, run, settle, sha, skip_unless_fuse
 
 SAMPLES = tempfile.mkdtemp(prefix="mfs-torch-")
@@ -427,8 +427,6 @@ def test_data_npy_same_shape():
                        writer=npy_saver(np.zeros((4, 5), np.float64)))
 
 
-@xfail("codec: data.npy cannot change a tensor's shape (EINVAL, \"this format cannot change the "
-       "shape\"), even for a contiguous tensor alone on its storage, as the contract allows")
 @needs("edits")
 def test_data_npy_new_shape():
     """data.npy changes the shape of a tensor that alone covers its storage:
@@ -478,9 +476,6 @@ def test_edit_scalars_in_place():
              setter("optimizer_states", 0, "param_groups", 0, "amsgrad", True))])
 
 
-@xfail("codec bug: a pickle edit that changes its length overflows a heap buffer in "
-       "codecs/core/zip/zip_edit.c new_header (memcpy of the old local header's lhl bytes into a "
-       "buffer of lhl - pad + npad when the next record's padding shrinks); the daemon aborts")
 @needs("edits")
 def test_edit_pickle_rewrite():
     """Values of another length: the pickle record written again (only that
@@ -502,20 +497,46 @@ def test_edit_pickle_rewrite():
         eq(read_text(m.m(CKPT, "hyper_parameters", "monitor")), "val_loss\n", "the other use of the string")
 
 
-@xfail("codec: literals (tuples, lists, sets of plain values) are read-only (EACCES); "
-       "the contract makes them writable, same Python type")
 @needs("edits")
 def test_edit_literals():
-    """A tuple the second param group shares by memo, a nested list; a
-    literal of another type or unparsable is refused."""
-    with mount(["optimizer.pt", "plain.pt"]) as m:
+    """Lists and tuples of plain values written as Python literals (same
+    type, any length); another type or unparsable text is refused."""
+    with mount(["plain.pt"]) as m:
+        edit_cases(m, "plain.pt", [("nested", "[[1, 2, 3], [], 'z']\n", setter("nested", [[1, 2, 3], [], "z"])),
+                                   ("empty_tuple", "(1.5,)\n", setter("empty_tuple", (1.5,))),
+                                   ("tuple1", "(6,)", setter("tuple1", (6,)))], one_op=False)
+        for text in ("(0.9, \n", "[0.9, 0.99]\n", "(0.9, os)\n", "(0.9, (lambda: 1))\n"):
+            expect_refused(m, "plain.pt/tuple1", text, m.s("plain.pt"), errno.EINVAL)
+
+
+@xfail("codec: a literal the pickle shares through its memo (Adam's betas, one tuple for every "
+       "param group) is read-only ('shares values with other places of the pickle'); the contract "
+       "has the edited place change alone, as the codec does for strings")
+@needs("edits")
+def test_edit_shared_literal():
+    with mount(["optimizer.pt"]) as m:
         edit_cases(m, "optimizer.pt", [("param_groups/0/betas", "(0.8, 0.99)\n",
                                         setter("param_groups", 0, "betas", (0.8, 0.99)))], one_op=False)
         eq(read_text(m.m("optimizer.pt", "param_groups", "1", "betas")), "(0.9, 0.999)\n", "the shared tuple")
-        edit_cases(m, "plain.pt", [("nested", "[[1, 2, 3], [], 'z']\n", setter("nested", [[1, 2, 3], [], "z"])),
-                                   ("empty_tuple", "(1.5,)\n", setter("empty_tuple", (1.5,)))], one_op=False)
-        for text in ("(0.9, \n", "[0.9, 0.99]\n", "(0.9, os)\n"):
-            expect_refused(m, "optimizer.pt/param_groups/0/betas", text, m.s("optimizer.pt"), errno.EINVAL)
+
+
+@xfail("codec bug: an inert object's args literal is writable and a write is committed "
+       "(evil.pt/args takes ('echo hi',)); the contract has class, args and state read-only")
+def test_objects_read_only():
+    """Every file of an inert object (class, args, state and below) is
+    read-only: a write is refused and the source stays byte-identical."""
+    names = ["evil.pt", "user_class.pt"]
+    with mount(names + [CKPT]) as m:
+        roots = [m.m("evil.pt"), m.m("user_class.pt", "config"), m.m(CKPT, "hyper_parameters", "hparams")]
+        for root in roots:
+            src = m.s(os.path.relpath(root, m.mnt).split(os.sep)[0])
+            for p in [root] + list(walk(root)):
+                if not os.path.isfile(p) or os.path.basename(p) == "index":
+                    continue
+                before = sha(src)
+                check(not os.stat(p).st_mode & 0o222, "%s is writable" % p)
+                check(write_file(p, "1\n") is not None, "a write to %s was accepted" % p)
+                eq(sha(src), before, "source after a write to " + p)
 
 
 @xfail("codec: bytes values are read-only (EACCES) where protocol 2 builds them, "
@@ -662,7 +683,8 @@ if __name__ == "__main__":
              test_protocol2_sets, test_protocol2_bytes, test_every_dtype,
              test_views, test_edit_values_txt, test_edit_tied_and_bfloat16, test_edit_through_views,
              test_data_npy_same_shape, test_data_npy_new_shape, test_edit_scalars_in_place, test_edit_pickle_rewrite,
-             test_edit_literals, test_edit_bytes, test_refused, test_legacy_in_place, test_many_and_large,
+             test_edit_literals, test_edit_shared_literal,
+             test_objects_read_only, test_edit_bytes, test_refused, test_legacy_in_place, test_many_and_large,
              test_nothing_runs, test_broken_pass_through])
     finally:
         shutil.rmtree(SAMPLES, ignore_errors=True)
