@@ -1,7 +1,8 @@
 """PyTorch checkpoints written by torch.save (Debian's python3-torch): first
 read of a large tensor's data, a first ls that reads only the zip directory
 and the pickle, the first ls of a Lightning checkpoint of 1,000 tensors, a
-one-value edit, a string edit that rewrites the pickle against cp."""
+one-value edit, a string edit that writes the pickle and the archive again,
+against cp."""
 
 import os
 
@@ -57,10 +58,16 @@ def measure(b):
 		b.res.add(sec, label, e * 1e3, "ms", cp * 1e3, "cp of the file", cp / e, "< 50 ms", e < 0.05)
 	except BenchError as e:
 		b.res.fail(sec, label, e, "< 50 ms")
-	label = f"string edit of the {mib} MiB checkpoint (echo > pytorch-lightning_version: the pickle and archive written again)"
+	# 300 bytes longer than the version: more than a record's alignment
+	# padding (< 64 bytes) takes up, so every later record moves
+	label = (f"string edit of the {mib} MiB checkpoint (echo of a 300-byte pytorch-lightning_version: "
+		 "the pickle and the archive written again)")
 	try:
 		ver = os.path.join(b.mnt, "big.pt", "pytorch-lightning_version")
-		e = b.timed_edit(f"echo 2.{{i}}.0-post > {ver}", big)
+		ino = os.stat(big).st_ino
+		e = b.timed_edit(f"echo 2.{{i}}.0-{'x' * 300} > {ver}", big)
+		if os.stat(big).st_ino == ino:
+			raise BenchError("the checkpoint was patched in place, not written again")
 		b.res.add(sec, label, e * 1e3, "ms", cp * 1e3, "cp of the file", cp / e, "no slower than cp", e <= cp)
 	except BenchError as e:
 		b.res.fail(sec, label, e, "no slower than cp")
