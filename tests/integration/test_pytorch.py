@@ -487,6 +487,13 @@ def test_edit_pickle_rewrite():
         edit_cases(m, CKPT, [
             ("global_step", "123456789012", setter("global_step", 123456789012)),
             ("pytorch-lightning_version", long + "\n", setter("pytorch-lightning_version", long))])
+        # 500 bytes more: beyond any record's alignment padding, every later
+        # record moves (the archive written again, atomically: a new inode)
+        ino, at = os.stat(m.s(CKPT)).st_ino, pc.records(m.s(CKPT))
+        edit_cases(m, CKPT, [("pytorch-lightning_version", "v" * 500, setter("pytorch-lightning_version", "v" * 500))])
+        check(os.stat(m.s(CKPT)).st_ino != ino, "the archive was not written again")
+        moved = [n for n, r in pc.records(m.s(CKPT)).items() if r[2] != at[n][2]]
+        check(len(moved) == len(at) - 1, "records that moved: %r" % moved)
         edit_cases(m, "plain.pt", [("big_int", "-%d\n" % 2 ** 90, setter("big_int", -2 ** 90)),
                                    ("str", "\n", setter("str", ""))])
         edit_cases(m, CKPT, [("hparams_name", "\n", setter("hparams_name", ""))], one_op=False)
