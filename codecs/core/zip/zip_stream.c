@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "bytes.h"
 #include "guard.h"
@@ -18,8 +19,8 @@
 #define OUT (64u << 10)         /* compressed bytes made at a time */
 #define KEEP_MAX (4u << 20)     /* compressed bytes the first pass keeps, at most */
 /* What a pump holds: its windows, deflate's state (256 KiB at memLevel 8)
- * and inflate's (its 32 KiB window and a few KiB). */
-#define PUMP_MEM (WIN + OUT + (320u << 10))
+ * and an inflate stream's (zip_flate.h). */
+#define PUMP_MEM (WIN + OUT + (256u << 10) + zip_flate_size)
 
 struct pump {
 	const uint8_t *base;
