@@ -4,7 +4,8 @@
  * with bytes after the end) inflated in pieces of every size, equal to
  * their content with its CRC-32; a copy going on like the original; a
  * stream cut short never ending and never stuck; corrupt streams and random
- * bytes refused or inflated within bounds, never a crash. */
+ * bytes refused or inflated within bounds, never a crash; the deflater at
+ * each level making streams that inflate back, the same bytes each time. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -278,6 +279,83 @@ static void corrupt(void **state)
 	free(src);
 }
 
+/* content deflated by a zip_deflater at the level of flags, in pieces of
+ * ip bytes in and op out (*clen bytes). */
+static uint8_t *deflater_made(const uint8_t *src, size_t n, uint16_t flags, size_t ip, size_t op,
+			      size_t *clen)
+{
+	struct zip_deflater *d = zip_deflater_new(flags);
+	assert_non_null(d);
+	size_t cap = n + n / 8 + 4096, at = 0, made = 0;
+	uint8_t *c = malloc(cap);
+	assert_non_null(c);
+	int fr = ZIP_FLATE_MORE;
+	const uint8_t *p = src;
+	size_t il = 0;
+	while (fr == ZIP_FLATE_MORE) {
+		if (!il && at < n) {
+			p = src + at;
+			il = n - at < ip ? n - at : ip;
+			at += il;
+		}
+		uint8_t *o = c + made;
+		size_t ol = cap - made < op ? cap - made : op;
+		size_t ol0 = ol;
+		fr = zip_deflater_run(d, &p, &il, &o, &ol, at == n);
+		made += ol0 - ol;
+		assert_true(made < cap);
+	}
+	assert_int_equal(fr, ZIP_FLATE_END);
+	zip_deflater_free(d);
+	*clen = made;
+	return c;
+}
+
+/* Each level deflates every kind of content into a stream that inflates
+ * back to it, whatever the pieces, and the same pieces make the same
+ * bytes again. */
+static void deflater(void **state)
+{
+	(void)state;
+	static const size_t sizes[] = {0, 1, 70000, 1 << 20};
+	for (uint16_t flags = 0; flags < 8; flags += 2)
+		for (size_t si = 0; si < 4; si++)
+			for (int kind = 0; kind < 4; kind++) {
+				size_t n = sizes[si], clen, clen2, made, left;
+				uint8_t *src = content(n, kind);
+				size_t ip = (size_t[]){1000, 262144, 65536}[rnd() % 3];
+				size_t op = (size_t[]){100, 65536, 4096}[rnd() % 3];
+				uint8_t *c = deflater_made(src, n, flags, ip, op, &clen);
+				uint8_t *c2 = deflater_made(src, n, flags, ip, op, &clen2);
+				assert_int_equal(clen, clen2);
+				assert_memory_equal(c, c2, clen);
+				if (kind == 1 && n > 1000)
+					assert_true(clen < n / 2);
+				uint8_t *out = malloc(n + 1);
+				struct zip_flate *f = zip_flate_new();
+				assert_int_equal(inflate_pieces(f, c, clen, 0, 0, out, n + 1, &made, &left), ZIP_FLATE_END);
+				assert_int_equal(made, n);
+				assert_int_equal(zip_flate_in(f), clen);
+				assert_memory_equal(out, src, n);
+				/* and zlib itself reads it the same */
+				z_stream zs = {0};
+				assert_int_equal(inflateInit2(&zs, -15), Z_OK);
+				zs.next_in = c;
+				zs.avail_in = (uInt)clen;
+				zs.next_out = out;
+				zs.avail_out = (uInt)n + 1;
+				assert_int_equal(inflate(&zs, Z_FINISH), Z_STREAM_END);
+				assert_int_equal(zs.total_out, n);
+				assert_memory_equal(out, src, n);
+				inflateEnd(&zs);
+				zip_flate_free(f);
+				free(out);
+				free(c2);
+				free(c);
+				free(src);
+			}
+}
+
 int main(void)
 {
 	printf("zip_flate with %s, %zu bytes a stream\n", zip_flate_library, zip_flate_size);
@@ -286,6 +364,7 @@ int main(void)
 		cmocka_unit_test(copy),
 		cmocka_unit_test(truncated),
 		cmocka_unit_test(corrupt),
+		cmocka_unit_test(deflater),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,7 +1,8 @@
-/* One raw deflate stream inflated in pieces: the zip room's only calls into
- * an inflate library. Two files implement it, one chosen at build time (the
- * meson option `isal`): zip_flate_isal.c (Intel's ISA-L, isal_inflate, the
- * faster) and zip_flate_zlib.c (zlib). Both hold bounded state (ISA-L's
+/* Raw deflate streams inflated and deflated in pieces: the zip room's only
+ * calls into a deflate library. Two files implement it, one chosen at build
+ * time (the meson option `isal`): zip_flate_isal.c (Intel's ISA-L,
+ * isal_inflate and isal_deflate, the faster) and zip_flate_zlib.c (zlib).
+ * Inflating: Both hold bounded state (ISA-L's
  * about 87 KiB, zlib's about 44 KiB), never allocate once started, and keep
  * the CRC-32 of every byte they put out. Nothing here knows of zip
  * members: zip_in.c checks a member's sizes and CRC-32 against them. */
@@ -44,5 +45,52 @@ uint32_t zip_flate_crc(const struct zip_flate *f);
  * holds. */
 extern const char zip_flate_library[];
 extern const size_t zip_flate_size;
+
+/* ---- for the implementations ------------------------------------------- */
+
+/* Point a library's stream s (zlib's and ISA-L's share the names next_in,
+ * avail_in, next_out, avail_out) at *in and *out, at most cap bytes of
+ * each; ain and aout get what it was given. */
+#define ZIP_FLATE_POINT(s, in, in_len, out, out_len, cap, ain, aout)                  \
+	do {                                                                          \
+		(ain) = (uint32_t)(*(in_len) < (cap) ? *(in_len) : (cap));            \
+		(aout) = (uint32_t)(*(out_len) < (cap) ? *(out_len) : (cap));         \
+		(s).next_in = (void *)*(in);                                          \
+		(s).avail_in = (ain);                                                 \
+		(s).next_out = *(out);                                                \
+		(s).avail_out = (aout);                                               \
+	} while (0)
+
+/* Advance *in by the used bytes and *out by the made ones. */
+static inline void zip_flate_moved(const uint8_t **in, size_t *in_len, size_t used,
+				   uint8_t **out, size_t *out_len, size_t made)
+{
+	*in += used;
+	*in_len -= used;
+	*out += made;
+	*out_len -= made;
+}
+
+/* ---- deflating ---------------------------------------------------------- */
+
+/* One raw deflate stream made in pieces, at the level a member's flags
+ * tell (bits 1 and 2, as Info-ZIP sets them: normal, maximum, fast, super
+ * fast). With ISA-L: its level 2 for normal, 1 for fast and super fast
+ * (as small as zlib's level 6 on weights, within 5% on text, 10-40 times
+ * as fast), zlib's level 9 for maximum; with zlib alone: zlib's 6, 9, 2,
+ * 1. The same content in the same pieces makes the same bytes. */
+struct zip_deflater;
+
+struct zip_deflater *zip_deflater_new(uint16_t flags);
+void zip_deflater_free(struct zip_deflater *d);
+/* Deflate from *in (*in_len bytes) into *out (*out_len bytes), advancing
+ * both; last: *in ends the content. ZIP_FLATE_MORE (call again, with
+ * more input once *in_len is 0), ZIP_FLATE_END once all of it is out, or
+ * ZIP_FLATE_BAD (the library failed: a bug). */
+int zip_deflater_run(struct zip_deflater *d, const uint8_t **in, size_t *in_len,
+		     uint8_t **out, size_t *out_len, int last);
+
+/* The bytes a deflater holds, at most. */
+extern const size_t zip_deflater_size;
 
 #endif

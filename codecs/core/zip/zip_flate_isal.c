@@ -1,13 +1,16 @@
-/* zip_flate.h with Intel's ISA-L: isal_inflate on a raw deflate stream
+/* zip_flate.h with Intel's ISA-L: isal_deflate (zlib's deflate for the
+ * maximum level), and isal_inflate on a raw deflate stream
  * (crc_flag ISAL_GZIP_NO_HDR: it computes the gzip CRC-32, the same as
  * zip's, of what it puts out, and checks no trailer). Its state is one
  * flat struct of about 87 KiB (its 64 KiB history and look-ahead buffer
  * included) with no pointer into itself, so a copy is a memcpy. */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <isa-l/igzip_lib.h>
 
 #include "zip_flate.h"
+#include "zip_zdeflate.h"
 
 struct zip_flate {
 	struct inflate_state st;
@@ -60,18 +63,11 @@ int zip_flate_run(struct zip_flate *f, const uint8_t **in, size_t *in_len,
 {
 	if (f->st.block_state == ISAL_BLOCK_FINISH)
 		return ZIP_FLATE_END;
-	uint32_t ain = (uint32_t)(*in_len < (1u << 31) ? *in_len : (1u << 31));
-	uint32_t aout = (uint32_t)(*out_len < (1u << 31) ? *out_len : (1u << 31));
-	f->st.next_in = (uint8_t *)*in;
-	f->st.avail_in = ain;
-	f->st.next_out = *out;
-	f->st.avail_out = aout;
+	uint32_t ain, aout;
+	ZIP_FLATE_POINT(f->st, in, in_len, out, out_len, 1u << 31, ain, aout);
 	int r = isal_inflate(&f->st);
-	size_t used = ain - f->st.avail_in, made = aout - f->st.avail_out;
-	*in += used;
-	*in_len -= used;
-	*out += made;
-	*out_len -= made;
+	size_t used = ain - f->st.avail_in;
+	zip_flate_moved(in, in_len, used, out, out_len, aout - f->st.avail_out);
 	if (r < 0) {
 		*why = why_of(r);
 		return ZIP_FLATE_BAD;
@@ -94,4 +90,66 @@ uint64_t zip_flate_in(const struct zip_flate *f)
 uint32_t zip_flate_crc(const struct zip_flate *f)
 {
 	return f->st.crc;
+}
+
+/* ---- deflating: ISA-L, or zlib for the maximum level (zip_zdeflate.h) -- */
+
+/* ISA-L's level of each of the flags' four (-1: zlib's 9), and the buffer
+ * each level needs (its default, the size it was measured with). */
+static const int isal_level[4] = {2, -1, 1, 1};
+static const uint32_t level_buf[3] = {ISAL_DEF_LVL0_DEFAULT, ISAL_DEF_LVL1_DEFAULT,
+				      ISAL_DEF_LVL2_DEFAULT};
+
+struct zip_deflater {
+	bool zlib;
+	struct zdeflate z;
+	struct isal_zstream is;
+	uint8_t buf[ISAL_DEF_LVL2_DEFAULT];
+};
+
+const size_t zip_deflater_size = sizeof(struct zip_deflater) + ZDEFLATE_STATE;
+
+struct zip_deflater *zip_deflater_new(uint16_t flags)
+{
+	int level = isal_level[(flags >> 1) & 3];
+	struct zip_deflater *d = malloc(sizeof(*d));
+	if (!d)
+		return NULL;
+	d->zlib = level < 0;
+	if (d->zlib) {
+		if (zdeflate_init(&d->z, 9) < 0) {
+			free(d);
+			return NULL;
+		}
+		return d;
+	}
+	isal_deflate_init(&d->is);
+	d->is.level = (uint32_t)level;
+	d->is.level_buf = d->buf;
+	d->is.level_buf_size = level_buf[level];
+	d->is.gzip_flag = IGZIP_DEFLATE;
+	return d;
+}
+
+void zip_deflater_free(struct zip_deflater *d)
+{
+	if (d && d->zlib)
+		deflateEnd(&d->z.zs);
+	free(d);
+}
+
+int zip_deflater_run(struct zip_deflater *d, const uint8_t **in, size_t *in_len,
+		     uint8_t **out, size_t *out_len, int last)
+{
+	if (d->zlib)
+		return zdeflate_run(&d->z, in, in_len, out, out_len, last);
+	uint32_t ain, aout;
+	ZIP_FLATE_POINT(d->is, in, in_len, out, out_len, 1u << 31, ain, aout);
+	d->is.end_of_stream = last && ain == *in_len;
+	d->is.flush = NO_FLUSH;
+	int r = isal_deflate(&d->is);
+	zip_flate_moved(in, in_len, ain - d->is.avail_in, out, out_len, aout - d->is.avail_out);
+	if (r != COMP_OK)
+		return ZIP_FLATE_BAD;
+	return d->is.internal_state.state == ZSTATE_END ? ZIP_FLATE_END : ZIP_FLATE_MORE;
 }

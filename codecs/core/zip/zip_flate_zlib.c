@@ -1,11 +1,12 @@
 /* zip_flate.h with zlib: inflate with a raw window of 32 KiB, the CRC-32
  * of what comes out computed after each call (zlib's inflate computes none
- * for raw streams). */
+ * for raw streams); deflate at the level the member's flags tell. */
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
 
 #include "zip_flate.h"
+#include "zip_zdeflate.h"
 
 /* z_stream keeps a pointer to itself: a zip_flate never moves once made. */
 struct zip_flate {
@@ -51,19 +52,12 @@ void zip_flate_free(struct zip_flate *f)
 int zip_flate_run(struct zip_flate *f, const uint8_t **in, size_t *in_len,
 		  uint8_t **out, size_t *out_len, const char **why)
 {
-	uInt ain = (uInt)(*in_len < (1u << 30) ? *in_len : (1u << 30));
-	uInt aout = (uInt)(*out_len < (1u << 30) ? *out_len : (1u << 30));
-	f->zs.next_in = (Bytef *)*in;
-	f->zs.avail_in = ain;
-	f->zs.next_out = *out;
-	f->zs.avail_out = aout;
+	uint32_t ain, aout;
+	ZIP_FLATE_POINT(f->zs, in, in_len, out, out_len, 1u << 30, ain, aout);
 	int zr = inflate(&f->zs, Z_NO_FLUSH);
-	size_t used = ain - f->zs.avail_in, made = aout - f->zs.avail_out;
+	size_t made = aout - f->zs.avail_out;
 	f->crc = (uint32_t)crc32(f->crc, *out, (uInt)made);
-	*in += used;
-	*in_len -= used;
-	*out += made;
-	*out_len -= made;
+	zip_flate_moved(in, in_len, ain - f->zs.avail_in, out, out_len, made);
 	if (zr == Z_STREAM_END)
 		return ZIP_FLATE_END;
 	if (zr == Z_OK || zr == Z_BUF_ERROR)  /* (no progress possible) */
@@ -80,4 +74,37 @@ uint64_t zip_flate_in(const struct zip_flate *f)
 uint32_t zip_flate_crc(const struct zip_flate *f)
 {
 	return f->crc;
+}
+
+/* ---- deflating: zlib at the level the flags tell (zip_zdeflate.h) ---- */
+
+struct zip_deflater {
+	struct zdeflate z;
+};
+
+const size_t zip_deflater_size = sizeof(struct zip_deflater) + ZDEFLATE_STATE;
+
+struct zip_deflater *zip_deflater_new(uint16_t flags)
+{
+	static const int level[4] = {Z_DEFAULT_COMPRESSION, 9, 2, 1};
+	struct zip_deflater *d = malloc(sizeof(*d));
+	if (d && zdeflate_init(&d->z, level[(flags >> 1) & 3]) < 0) {
+		free(d);
+		d = NULL;
+	}
+	return d;
+}
+
+void zip_deflater_free(struct zip_deflater *d)
+{
+	if (!d)
+		return;
+	deflateEnd(&d->z.zs);
+	free(d);
+}
+
+int zip_deflater_run(struct zip_deflater *d, const uint8_t **in, size_t *in_len,
+		     uint8_t **out, size_t *out_len, int last)
+{
+	return zdeflate_run(&d->z, in, in_len, out, out_len, last);
 }
