@@ -96,8 +96,8 @@ const uint8_t *mfs_ahead_next(struct mfs_ahead *a, uint64_t *n, int *r, struct m
 	pthread_cond_broadcast(&a->moved);  /* piece k - 1 is given back */
 	while (a->read <= k && !a->r)
 		pthread_cond_wait(&a->moved, &a->lock);
-	bool have = a->read > k;
-	*r = a->r;
+	bool have = a->read > k;  /* (an error after piece k waits for its turn) */
+	*r = have ? 0 : a->r;
 	if (!have && err)
 		*err = a->err;
 	pthread_mutex_unlock(&a->lock);
