@@ -90,7 +90,7 @@ void zip_deflater_free(struct zip_deflater *d);
 int zip_deflater_run(struct zip_deflater *d, const uint8_t **in, size_t *in_len,
 		     uint8_t **out, size_t *out_len, int last);
 
-/* The bytes a deflater holds, at most. */
-extern const size_t zip_deflater_size;
+/* The bytes a deflater for flags holds, at most. */
+size_t zip_deflater_mem(uint16_t flags);
 
 #endif

@@ -100,14 +100,24 @@ static const int isal_level[4] = {2, -1, 1, 1};
 static const uint32_t level_buf[3] = {ISAL_DEF_LVL0_DEFAULT, ISAL_DEF_LVL1_DEFAULT,
 				      ISAL_DEF_LVL2_DEFAULT};
 
+/* One of the two, holding only the state it uses (zip_deflater_mem says
+ * how much). */
 struct zip_deflater {
 	bool zlib;
-	struct zdeflate z;
-	struct isal_zstream is;
-	uint8_t buf[ISAL_DEF_LVL2_DEFAULT];
+	union {
+		struct zdeflate z;
+		struct isal_zstream is;
+	} u;
+	uint8_t *buf;           /* ISA-L's level buffer */
 };
 
-const size_t zip_deflater_size = sizeof(struct zip_deflater) + ZDEFLATE_STATE;
+size_t zip_deflater_mem(uint16_t flags)
+{
+	int level = isal_level[(flags >> 1) & 3];
+	if (level < 0)
+		return sizeof(struct zip_deflater) + ZDEFLATE_STATE;
+	return sizeof(struct zip_deflater) + level_buf[level];
+}
 
 struct zip_deflater *zip_deflater_new(uint16_t flags)
 {
@@ -115,26 +125,34 @@ struct zip_deflater *zip_deflater_new(uint16_t flags)
 	struct zip_deflater *d = malloc(sizeof(*d));
 	if (!d)
 		return NULL;
+	d->buf = NULL;
 	d->zlib = level < 0;
 	if (d->zlib) {
-		if (zdeflate_init(&d->z, 9) < 0) {
+		if (zdeflate_init(&d->u.z, 9) < 0) {
 			free(d);
 			return NULL;
 		}
 		return d;
 	}
-	isal_deflate_init(&d->is);
-	d->is.level = (uint32_t)level;
-	d->is.level_buf = d->buf;
-	d->is.level_buf_size = level_buf[level];
-	d->is.gzip_flag = IGZIP_DEFLATE;
+	if (!(d->buf = malloc(level_buf[level]))) {
+		free(d);
+		return NULL;
+	}
+	isal_deflate_init(&d->u.is);
+	d->u.is.level = (uint32_t)level;
+	d->u.is.level_buf = d->buf;
+	d->u.is.level_buf_size = level_buf[level];
+	d->u.is.gzip_flag = IGZIP_DEFLATE;
 	return d;
 }
 
 void zip_deflater_free(struct zip_deflater *d)
 {
-	if (d && d->zlib)
-		deflateEnd(&d->z.zs);
+	if (!d)
+		return;
+	if (d->zlib)
+		deflateEnd(&d->u.z.zs);
+	free(d->buf);
 	free(d);
 }
 
@@ -142,14 +160,15 @@ int zip_deflater_run(struct zip_deflater *d, const uint8_t **in, size_t *in_len,
 		     uint8_t **out, size_t *out_len, int last)
 {
 	if (d->zlib)
-		return zdeflate_run(&d->z, in, in_len, out, out_len, last);
+		return zdeflate_run(&d->u.z, in, in_len, out, out_len, last);
+	struct isal_zstream *is = &d->u.is;
 	uint32_t ain, aout;
-	ZIP_FLATE_POINT(d->is, in, in_len, out, out_len, 1u << 31, ain, aout);
-	d->is.end_of_stream = last && ain == *in_len;
-	d->is.flush = NO_FLUSH;
-	int r = isal_deflate(&d->is);
-	zip_flate_moved(in, in_len, ain - d->is.avail_in, out, out_len, aout - d->is.avail_out);
+	ZIP_FLATE_POINT(*is, in, in_len, out, out_len, 1u << 31, ain, aout);
+	is->end_of_stream = last && ain == *in_len;
+	is->flush = NO_FLUSH;
+	int r = isal_deflate(is);
+	zip_flate_moved(in, in_len, ain - is->avail_in, out, out_len, aout - is->avail_out);
 	if (r != COMP_OK)
 		return ZIP_FLATE_BAD;
-	return d->is.internal_state.state == ZSTATE_END ? ZIP_FLATE_END : ZIP_FLATE_MORE;
+	return is->internal_state.state == ZSTATE_END ? ZIP_FLATE_END : ZIP_FLATE_MORE;
 }

@@ -82,7 +82,11 @@ struct zip_deflater {
 	struct zdeflate z;
 };
 
-const size_t zip_deflater_size = sizeof(struct zip_deflater) + ZDEFLATE_STATE;
+size_t zip_deflater_mem(uint16_t flags)
+{
+	(void)flags;
+	return sizeof(struct zip_deflater) + ZDEFLATE_STATE;
+}
 
 struct zip_deflater *zip_deflater_new(uint16_t flags)
 {

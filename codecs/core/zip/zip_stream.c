@@ -18,9 +18,12 @@
 #define WIN (256u << 10)        /* content made at a time */
 #define OUT (64u << 10)         /* compressed bytes made at a time */
 #define KEEP_MAX (4u << 20)     /* compressed bytes the first pass keeps, at most */
-/* What a pump holds: its windows, a deflater and an inflate stream
- * (zip_flate.h). */
-#define PUMP_MEM (WIN + OUT + zip_deflater_size + zip_flate_size)
+/* What a pump for member zm holds: its windows, a deflater and an inflate
+ * stream (zip_flate.h). */
+static uint64_t pump_mem(const struct mfs_zip_member *zm)
+{
+	return WIN + OUT + zip_deflater_mem(zm->flags) + zip_flate_size;
+}
 
 struct pump {
 	const uint8_t *base;
@@ -327,7 +330,7 @@ int zip_compress(struct mfs_patch *p, const uint8_t *base, const struct mfs_zip_
 	int r = check_put(zm, put, err);
 	if (r < 0)
 		return r;
-	r = mfs_patch_hold(p, PUMP_MEM, "compressing the member again", err);
+	r = mfs_patch_hold(p, pump_mem(zm), "compressing the member again", err);
 	if (r < 0)
 		return r;
 	if ((r = pump_init(&f.pu, base, zm, put, err)) == 0) {
@@ -338,7 +341,7 @@ int zip_compress(struct mfs_patch *p, const uint8_t *base, const struct mfs_zip_
 		nw->ccrc = f.pu.ccrc;
 		pump_free(&f.pu);
 	}
-	mfs_patch_release(p, PUMP_MEM);
+	mfs_patch_release(p, pump_mem(zm));
 	nw->data = NULL;
 	nw->gen = NULL;
 	uint8_t *kept = f.keeping ? f.kept : NULL;
@@ -356,7 +359,7 @@ int zip_compress(struct mfs_patch *p, const uint8_t *base, const struct mfs_zip_
 		return r;
 	/* Made again as the commit writes them. */
 	struct zgen *z = calloc(1, sizeof(*z));
-	if (!z || (r = mfs_patch_hold(p, PUMP_MEM, "compressing the member again", err)) < 0) {
+	if (!z || (r = mfs_patch_hold(p, pump_mem(zm), "compressing the member again", err)) < 0) {
 		free(z);
 		return r < 0 ? r : mfs_error(err, ENOMEM, "out of memory");
 	}
