@@ -9,7 +9,11 @@ Then the daemon is killed at each step of a rewrite in turn (strace injects
 SIGKILL on entry to the call): in the kernel's copy of the unchanged bytes
 (the second copy_file_range), at the first hand-off of the new file to the
 writeback (sync_file_range), at its fsync and at the rename the source is
-the old one; at the directory's fsync after the rename, the new one."""
+the old one; at the directory's fsync after the rename, the new one.
+
+Last, a write to the source from outside the mount while a rewrite copies
+it (strace holds the second copy_file_range for a while): the commit fails
+with EAGAIN, the source keeps that write, and no temporary file is left."""
 import os
 import random
 import shutil
@@ -180,5 +184,28 @@ def test_kill_at_each_step_of_a_rewrite():
     shutil.rmtree(tmp, ignore_errors=True)
 
 
+def test_outside_write_during_a_rewrite():
+    tmp, src, mnt, log, pristine = workdir()
+    model = os.path.join(src, "m.model")
+    shutil.copyfile(pristine, model)
+    d = Daemon(src, mnt, log, ["strace", "-f", "-qq", "-o", "/dev/null", "-e",
+                               "inject=copy_file_range:delay_enter=3000000:when=2"])
+    e = edit_proc("rewrite", mnt)
+    time.sleep(1.5)  # the commit is held in its second copy
+    fd = os.open(model, os.O_WRONLY)
+    os.pwrite(fd, b"\x00\x00\x80\x3f", 4096)
+    os.close(fd)
+    outside = sha(model)
+    check(e.wait(timeout=60) != 0, "the edit succeeded over an outside write")
+    eq(sha(model), outside, "the source after the failed commit")
+    eq(sorted(os.listdir(src)), ["m.model"], "files left in SOURCE")
+    check("changed outside the mount" in open(os.path.join(mnt, ".modelfs", "errors")).read(),
+          "no errors line")
+    d.stop()
+    print("an outside write during a rewrite's copy: EAGAIN, the write kept")
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
 if __name__ == "__main__":
-    run([test_kill9_during_commits, test_kill_at_each_step_of_a_rewrite])
+    run([test_kill9_during_commits, test_kill_at_each_step_of_a_rewrite,
+         test_outside_write_during_a_rewrite])
