@@ -40,34 +40,11 @@ static int tmp_open(int dirfd, const char *name, char out[256], struct mfs_err *
 	return mfs_error(err, EEXIST, "cannot find a free temporary name beside %s", name);
 }
 
-/* A rewrite starts writing the new file back to the disk every
- * WRITEBACK_PIECE bytes it has written (sync_file_range, without waiting):
- * the disk writes while the copy goes on, and the fsync before the rename
- * finds little left to do, where it would otherwise write the whole file
- * after the copy (on ext4, no writeback starts below the dirty thresholds,
- * gigabytes on a large machine). */
-#define WRITEBACK_PIECE (16u << 20)
-
-struct writeback {
-	int fd;
-	uint64_t from;   /* bytes before it were handed to the writeback */
-};
-
-/* Hands [wb->from, upto) to the writeback once it is a piece or more
- * (always when last). A hint: where it cannot, the fsync writes all. */
-static void writeback_at(struct writeback *wb, uint64_t upto, bool last)
-{
-	if (!wb || upto <= wb->from || (upto - wb->from < WRITEBACK_PIECE && !last))
-		return;
-	sync_file_range(wb->fd, (off_t)wb->from, (off_t)(upto - wb->from), SYNC_FILE_RANGE_WRITE);
-	wb->from = upto;
-}
-
 /* The new data of span s to fd at off: in place, or gathered (generated:
  * a generator's error is in err) a chunk at a time through buf (COPY_CHUNK
- * bytes), handed to the writeback wb (when set) as it goes. */
+ * bytes). */
 static int write_span(int fd, const struct mfs_span *s, uint64_t off, uint8_t *buf,
-		      struct writeback *wb, struct mfs_err *err)
+		      struct mfs_err *err)
 {
 	if (s->data || !s->dlen)
 		return mfs_write_all(fd, s->data, (size_t)s->dlen, (int64_t)off);
@@ -78,7 +55,6 @@ static int write_span(int fd, const struct mfs_span *s, uint64_t off, uint8_t *b
 		if (r == 0)
 			r = mfs_write_all(fd, buf, n, (int64_t)(off + done));
 		done += n;
-		writeback_at(wb, off + done, false);
 	}
 	return r;
 }
@@ -173,7 +149,6 @@ struct patched {
 	uint64_t total;       /* the new file's size */
 	uint64_t step;        /* bytes between progress calls; 0: none */
 	uint64_t next;        /* the next call once this many are written */
-	struct writeback wb;  /* of the new file */
 };
 
 /* The new file's size: the old one with every span's length changed. */
@@ -205,26 +180,23 @@ static void progress_at(struct patched *pa, uint64_t written)
 	pa->next = (written / pa->step + 1) * pa->step;
 }
 
-/* [src, src + len) of the old file to dst of the new, in pieces of at most
- * WRITEBACK_PIECE (each handed to the writeback once copied) that end at
- * the progress marks. */
+/* [src, src + len) of the old file to dst of the new, in pieces of the
+ * progress step when progress is reported. */
 static int copy_old(struct patched *pa, int fd, uint64_t src, uint64_t dst, uint64_t len,
 		    char *buf)
 {
 	const struct mfs_model *m = pa->m;
+	if (m->fd < 0)
+		return mfs_write_all(fd, m->base + src, (size_t)len, (int64_t)dst);
 	while (len) {
-		uint64_t n = len < WRITEBACK_PIECE ? len : WRITEBACK_PIECE;
-		if (pa->step && pa->next > dst && n > pa->next - dst)
-			n = pa->next - dst;
-		int r = m->fd < 0 ? mfs_write_all(fd, m->base + src, (size_t)n, (int64_t)dst)
-				  : mfs_copy_range(m->fd, src, fd, dst, n, buf);
+		uint64_t n = pa->step && pa->next > dst && len > pa->next - dst ? pa->next - dst : len;
+		int r = mfs_copy_range(m->fd, src, fd, dst, n, buf);
 		if (r < 0)
 			return r;
 		src += n;
 		dst += n;
 		len -= n;
 		progress_at(pa, dst);
-		writeback_at(&pa->wb, dst, false);
 	}
 	return 0;
 }
@@ -257,7 +229,6 @@ static int fill_patched(int fd, void *arg, struct mfs_err *err)
 	if (!buf)
 		return mfs_error(err, ENOMEM, "out of memory");
 	progress_init(pa);
-	pa->wb = (struct writeback){fd, 0};
 	uint64_t src = 0, dst = 0;
 	int r = 0;
 	for (size_t i = 0; i <= p->n && r == 0; i++) {
@@ -268,13 +239,11 @@ static int fill_patched(int fd, void *arg, struct mfs_err *err)
 		if (r || i == p->n)
 			break;
 		const struct mfs_span *s = &p->spans[i];
-		r = write_span(fd, s, dst, (uint8_t *)buf, &pa->wb, err);
+		r = write_span(fd, s, dst, (uint8_t *)buf, err);
 		dst += s->dlen;
 		src = s->off + s->len;
 		progress_at(pa, dst);
 	}
-	if (r == 0)
-		writeback_at(&pa->wb, dst, true);
 	free(buf);
 	if (r < 0 && !err->code)
 		return mfs_error(err, -r, "cannot write the new file: %s", strerror(-r));
@@ -361,7 +330,7 @@ static int patch_journaled(int dirfd, const struct mfs_model *m, const struct mf
 		return r;
 	}
 	for (size_t i = 0; i < p->n && r == 0; i++) {
-		int w = write_span(fd, &p->spans[i], p->spans[i].off, buf, NULL, err);
+		int w = write_span(fd, &p->spans[i], p->spans[i].off, buf, err);
 		if (w < 0)
 			r = err->code ? w : mfs_error(err, -w, "write: %s", strerror(-w));
 	}

@@ -1,8 +1,7 @@
 /* Committing a patch to a source file, crash-safely (SQLite's atomic commit):
  *
  * - full rewrite: the new content is written beside the file under a private
- *   temporary name (the unchanged bytes copied by the kernel, handed to the
- *   writeback as it goes), fsynced, checked by indexing it again with the
+ *   temporary name (the unchanged bytes copied by mfs_copy_range), fsynced, checked by indexing it again with the
  *   same codec and against an outside write to the old file meanwhile,
  *   renamed over the original (mode and owner kept), and the directory is
  *   fsynced;
