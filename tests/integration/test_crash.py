@@ -6,12 +6,13 @@ next mount no temporary or journal file is left. Trials: MFS_CRASH_TRIALS
 (default 100).
 
 Then the daemon is killed at each step of a rewrite in turn (strace injects
-SIGKILL on entry to the call): in the copy of the unchanged bytes (the
-tenth splice), at its fsync and at the rename the source
-is the old one; at the directory's fsync after the rename, the new one.
+SIGKILL on entry to the call): in the copy of the unchanged bytes
+(copy_file_range: the big tensor keeps its place in a page), at the new
+file's fsync and at the rename the source is the old one; at the
+directory's fsync after the rename, the new one.
 
 Last, a write to the source from outside the mount while a rewrite copies
-it (strace holds its tenth splice for a while): the commit fails
+it (strace holds its copy_file_range for a while): the commit fails
 with EAGAIN, the source keeps that write, and no temporary file is left."""
 import os
 import random
@@ -147,7 +148,7 @@ def test_kill9_during_commits():
 
 
 # (strace -e inject=..., whether the kill leaves the new content)
-STEPS = [("splice:when=10", False), ("fsync:when=1", False), ("renameat:when=1", False),
+STEPS = [("copy_file_range:when=1", False), ("fsync:when=1", False), ("renameat:when=1", False),
          ("fsync:when=2", True)]
 
 
@@ -188,7 +189,7 @@ def test_outside_write_during_a_rewrite():
     model = os.path.join(src, "m.model")
     shutil.copyfile(pristine, model)
     d = Daemon(src, mnt, log, ["strace", "-f", "-qq", "-o", "/dev/null", "-e",
-                               "inject=splice:delay_enter=3000000:when=10"])
+                               "inject=copy_file_range:delay_enter=3000000:when=1"])
     e = edit_proc("rewrite", mnt)
     time.sleep(1.5)  # the commit is held in its copy
     fd = os.open(model, os.O_WRONLY)
