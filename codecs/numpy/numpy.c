@@ -137,6 +137,7 @@ static int numpy_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_
 
 const struct mfs_codec mfs_codec_numpy = {
 	.name = "numpy",
+	.title = "NumPy",
 	.sidecar = NULL,
 	.bid = numpy_bid,
 	.open = numpy_open,

@@ -60,6 +60,7 @@ static int st_open(struct mfs_model *m, struct mfs_err *err)
 
 const struct mfs_codec mfs_codec_safetensors = {
 	.name = "safetensors",
+	.title = "safetensors",
 	.sidecar = NULL,
 	.bid = st_bid,
 	.open = st_open,

@@ -1,7 +1,7 @@
 /* Dotted tensor names split into directories (see dotted.h).
  *
- * The builder keeps its own hash from (parent node, raw component, kind) to
- * the node made for it: the node's name is escaped and possibly given a ~N
+ * The builder keeps a map (dirmap.h) from (parent node, kind, raw component)
+ * to the node made for it: the node's name is escaped and possibly given a ~N
  * suffix by the core, so it cannot be found again from the raw bytes by
  * name alone. Directories and links have separate keys: a link never holds
  * children. A name below a link into the same sibling (sharded `a.b` and
@@ -17,6 +17,7 @@
 
 #include "bytes.h"
 #include "buf.h"
+#include "dirmap.h"
 #include "dotted.h"
 #include "model_impl.h"
 
@@ -32,22 +33,11 @@ enum { KEY_DIR = 0, KEY_LINK = 1 };
 #define DIR_BYTES 4u
 #define DEPTH_MAX 64u
 
-struct slot {
-	uint64_t h;
-	mfs_id parent, id;     /* id MFS_NONE: empty slot */
-	uint32_t kind;
-	size_t off, len;       /* the raw component in pool */
-	size_t soff, slen;     /* a link's sibling in pool */
-};
-
 struct mfs_dotted {
 	struct mfs_model *m;
 	mfs_id root;
 	char seps[8];
-	struct slot *slots;
-	size_t nslots, used;   /* nslots: power of two */
-	char *pool;
-	size_t plen, pcap;
+	struct mfs_dirmap dirs_made;  /* components' directories and links */
 	char *index;           /* the index file's text so far */
 	size_t ilen, icap;
 	uint64_t name_bytes;   /* of the names added so far */
@@ -87,83 +77,18 @@ struct mfs_dotted *mfs_dotted_new(struct mfs_model *m, mfs_id root, const char *
 	return d;
 }
 
-static uint64_t key_hash(mfs_id parent, uint32_t kind, const char *s, size_t n)
-{
-	return mfs_hash64(s, n, ((uint64_t)parent << 1) | kind);
-}
-
-/* The slot of (parent, kind, s[0, n)): the matching one or the empty one
- * where it goes. */
-static struct slot *find(struct mfs_dotted *d, mfs_id parent, uint32_t kind, const char *s,
-			 size_t n, uint64_t h)
-{
-	size_t mask = d->nslots - 1;
-	for (size_t j = (size_t)h & mask;; j = (j + 1) & mask) {
-		struct slot *e = &d->slots[j];
-		if (e->id == MFS_NONE)
-			return e;
-		if (e->h == h && e->parent == parent && e->kind == kind && e->len == n &&
-		    memcmp(d->pool + e->off, s, n) == 0)
-			return e;
-	}
-}
-
-static bool grow_slots(struct mfs_dotted *d)
-{
-	if ((d->used + 1) * 2 <= d->nslots)
-		return true;
-	size_t n = d->nslots ? d->nslots * 2 : 256;
-	struct slot *s = malloc(n * sizeof(*s));
-	if (!s) {
-		no_memory(d);
-		return false;
-	}
-	for (size_t i = 0; i < n; i++)
-		s[i].id = MFS_NONE;
-	for (size_t i = 0; i < d->nslots; i++) {
-		if (d->slots[i].id == MFS_NONE)
-			continue;
-		size_t j = (size_t)d->slots[i].h & (n - 1);
-		while (s[j].id != MFS_NONE)
-			j = (j + 1) & (n - 1);
-		s[j] = d->slots[i];
-	}
-	free(d->slots);
-	d->slots = s;
-	d->nslots = n;
-	return true;
-}
-
 /* Remember node id as (parent, kind, s[0, n)). */
 static void remember(struct mfs_dotted *d, mfs_id parent, uint32_t kind, const char *s,
 		     size_t n, mfs_id id)
 {
-	/* One spare byte: the pool exists even when every component is empty. */
-	if (id == MFS_NONE || !grow_slots(d) || !reserve(d, &d->pool, &d->pcap, d->plen, n + 1))
-		return;
-	uint64_t h = key_hash(parent, kind, s, n);
-	struct slot *e = find(d, parent, kind, s, n, h);
-	if (e->id != MFS_NONE)
-		return;
-	memcpy(d->pool + d->plen, s, n);
-	*e = (struct slot){h, parent, id, kind, d->plen, n, 0, 0};
-	d->plen += n;
-	d->used++;
-}
-
-static struct slot *slot_of(struct mfs_dotted *d, mfs_id parent, uint32_t kind, const char *s,
-			    size_t n)
-{
-	if (!d->nslots)
-		return NULL;
-	struct slot *e = find(d, parent, kind, s, n, key_hash(parent, kind, s, n));
-	return e->id == MFS_NONE ? NULL : e;
+	if (id != MFS_NONE && !d->failed &&
+	    mfs_dirmap_put(&d->dirs_made, parent, kind, s, n, id) < 0)
+		no_memory(d);
 }
 
 static mfs_id recall(struct mfs_dotted *d, mfs_id parent, uint32_t kind, const char *s, size_t n)
 {
-	struct slot *e = slot_of(d, parent, kind, s, n);
-	return e ? e->id : MFS_NONE;
+	return mfs_dirmap_get(&d->dirs_made, parent, kind, s, n);
 }
 
 static bool is_view_name(const char *s, size_t n)
@@ -346,8 +271,8 @@ static mfs_id through_link(struct mfs_dotted *d, const char *name, size_t len,
 		size_t n = comp_len(d, p, end);
 		if (p + n == end)
 			return MFS_NONE;
-		struct slot *e = slot_of(d, dir, KEY_LINK, p, n);
-		if (e && e->slen == sl && memcmp(d->pool + e->soff, sibling, sl) == 0)
+		const struct mfs_dirmap_entry *e = mfs_dirmap_find(&d->dirs_made, dir, KEY_LINK, p, n);
+		if (e && mfs_dirmap_kept_is(&d->dirs_made, e, sibling, sl))
 			return e->id;
 		dir = recall(d, dir, KEY_DIR, p, n);
 		if (dir == MFS_NONE)
@@ -392,14 +317,10 @@ mfs_id mfs_dotted_add_link(struct mfs_dotted *d, const char *name, size_t len,
 	const char *r = request_name(last, &rl, req);
 	mfs_id id = mfs_add_link_text(d->m, dir, r, rl, target, pos);
 	remember(d, dir, KEY_LINK, last, n, id);
-	size_t sl = strlen(sibling);
-	struct slot *e = id == MFS_NONE ? NULL : slot_of(d, dir, KEY_LINK, last, n);
-	if (e && reserve(d, &d->pool, &d->pcap, d->plen, sl + 1)) {
-		memcpy(d->pool + d->plen, sibling, sl);
-		e->soff = d->plen;
-		e->slen = sl;
-		d->plen += sl;
-	}
+	struct mfs_dirmap_entry *e = id == MFS_NONE ? NULL
+				   : mfs_dirmap_find(&d->dirs_made, dir, KEY_LINK, last, n);
+	if (e && !d->failed && mfs_dirmap_keep(&d->dirs_made, e, sibling, strlen(sibling)) < 0)
+		no_memory(d);
 	return id;
 }
 
@@ -414,8 +335,7 @@ void mfs_dotted_finish(struct mfs_dotted *d, mfs_id dir)
 		if (id != MFS_NONE && !d->ilen)
 			d->m->nodes[id].u.text.len = 0;
 	}
-	free(d->slots);
-	free(d->pool);
+	mfs_dirmap_free(&d->dirs_made);
 	free(d->index);
 	free(d);
 }
