@@ -145,6 +145,7 @@ struct patched {
 	const struct mfs_model *m;
 	const struct mfs_patch *p;
 	const struct mfs_commit_opts *o;
+	const struct stat *st;  /* the old file's, when the commit began */
 	uint64_t total;       /* the new file's size */
 	uint64_t step;        /* bytes between progress calls; 0: none */
 	uint64_t next;        /* the next call once this many are written */
@@ -200,6 +201,26 @@ static int copy_old(struct patched *pa, int fd, uint64_t src, uint64_t dst, uint
 	return 0;
 }
 
+/* The old file's content has not changed since the commit began (size,
+ * modification and change times of the descriptor the copy read): else
+ * the new file may mix its content before and after an outside write. A
+ * model held in memory was copied from memory: nothing to check. */
+static int unchanged(const struct patched *pa, struct mfs_err *err)
+{
+	struct stat now;
+	const struct stat *st = pa->st;
+	if (pa->m->fd < 0)
+		return 0;
+	if (fstat(pa->m->fd, &now) < 0)
+		return mfs_error(err, errno, "%s: %s", pa->m->name, strerror(errno));
+	if (now.st_size != st->st_size || now.st_mtim.tv_sec != st->st_mtim.tv_sec ||
+	    now.st_mtim.tv_nsec != st->st_mtim.tv_nsec || now.st_ctim.tv_sec != st->st_ctim.tv_sec ||
+	    now.st_ctim.tv_nsec != st->st_ctim.tv_nsec)
+		return mfs_error(err, EAGAIN, "%s changed outside the mount during the rewrite; nothing"
+				 " written", pa->m->name);
+	return 0;
+}
+
 static int fill_patched(int fd, void *arg, struct mfs_err *err)
 {
 	struct patched *pa = arg;
@@ -226,7 +247,7 @@ static int fill_patched(int fd, void *arg, struct mfs_err *err)
 	free(buf);
 	if (r < 0 && !err->code)
 		return mfs_error(err, -r, "cannot write the new file: %s", strerror(-r));
-	return r;
+	return r < 0 ? r : unchanged(pa, err);
 }
 
 struct bytes_arg {
@@ -361,7 +382,7 @@ int mfs_commit(int dirfd, const struct mfs_model *m, const struct mfs_patch *p,
 		if (!o->no_inplace && !o->link_target && mfs_patch_same_size(p))
 			r = commit_inplace(dirfd, m, p, &st, o, err);
 		if (r == JOURNAL_TAKEN) {
-			struct patched pa = {.m = m, .p = p, .o = o};
+			struct patched pa = {.m = m, .p = p, .o = o, .st = &st};
 			struct rewrite rw = {fill_patched, &pa, m->codec, &st};
 			r = replace_file(dirfd, m->name, &rw, o, err);
 		}

@@ -1,7 +1,8 @@
 /* Committing a patch to a source file, crash-safely (SQLite's atomic commit):
  *
  * - full rewrite: the new content is written beside the file under a private
- *   temporary name, fsynced, checked by indexing it again with the same codec,
+ *   temporary name (the unchanged bytes copied by mfs_copy_range), fsynced, checked by indexing it again with the
+ *   same codec and against an outside write to the old file meanwhile,
  *   renamed over the original (mode and owner kept), and the directory is
  *   fsynced;
  * - in place, when every span keeps its length: the old bytes go to a
