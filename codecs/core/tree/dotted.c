@@ -32,20 +32,32 @@ enum { KEY_DIR = 0, KEY_LINK = 1 };
 #define DIR_BYTES 4u
 #define DEPTH_MAX 64u
 
-struct slot {
-	uint64_t h;
-	mfs_id parent, id;     /* id MFS_NONE: empty slot */
+/* A remembered (parent, kind, raw component) and the node made for it. */
+struct entry {
+	mfs_id parent, id;
 	uint32_t kind;
 	size_t off, len;       /* the raw component in pool */
 	size_t soff, slen;     /* a link's sibling in pool */
 };
 
+/* A slot of the hash: the entry's index (NONE: empty) and the low bits of
+ * its hash. The hash leaves the kind out, so a component's directory and
+ * link lie on one probe sequence and one walk finds both. */
+struct slot {
+	uint32_t h, at;
+};
+
+#define NONE UINT32_MAX
+
 struct mfs_dotted {
 	struct mfs_model *m;
 	mfs_id root;
 	char seps[8];
+	size_t nseps;
 	struct slot *slots;
-	size_t nslots, used;   /* nslots: power of two */
+	size_t nslots;         /* a power of two */
+	struct entry *ents;
+	size_t nents, cents;
 	char *pool;
 	size_t plen, pcap;
 	char *index;           /* the index file's text so far */
@@ -84,33 +96,45 @@ struct mfs_dotted *mfs_dotted_new(struct mfs_model *m, mfs_id root, const char *
 	d->m = m;
 	d->root = root;
 	snprintf(d->seps, sizeof(d->seps), "%s", seps);
+	d->nseps = strlen(d->seps);
 	return d;
 }
 
-static uint64_t key_hash(mfs_id parent, uint32_t kind, const char *s, size_t n)
+static uint32_t key_hash(mfs_id parent, const char *s, size_t n)
 {
-	return mfs_hash64(s, n, ((uint64_t)parent << 1) | kind);
+	return (uint32_t)mfs_hash64(s, n, parent);
 }
 
-/* The slot of (parent, kind, s[0, n)): the matching one or the empty one
- * where it goes. */
-static struct slot *find(struct mfs_dotted *d, mfs_id parent, uint32_t kind, const char *s,
-			 size_t n, uint64_t h)
+/* The entries of (parent, s[0, n)) of either kind (NULL where none), and
+ * the empty slot where a new one goes. */
+struct found {
+	struct entry *kind[2];
+	struct slot *free;
+};
+
+static struct found find(struct mfs_dotted *d, mfs_id parent, const char *s, size_t n,
+			 uint32_t h)
 {
+	struct found f = {{NULL, NULL}, NULL};
+	if (!d->nslots)
+		return f;
 	size_t mask = d->nslots - 1;
-	for (size_t j = (size_t)h & mask;; j = (j + 1) & mask) {
+	for (size_t j = h & mask;; j = (j + 1) & mask) {
 		struct slot *e = &d->slots[j];
-		if (e->id == MFS_NONE)
-			return e;
-		if (e->h == h && e->parent == parent && e->kind == kind && e->len == n &&
-		    memcmp(d->pool + e->off, s, n) == 0)
-			return e;
+		if (e->at == NONE) {
+			f.free = e;
+			return f;
+		}
+		struct entry *x = &d->ents[e->at];
+		if (e->h == h && x->parent == parent && x->len == n &&
+		    memcmp(d->pool + x->off, s, n) == 0)
+			f.kind[x->kind] = x;
 	}
 }
 
 static bool grow_slots(struct mfs_dotted *d)
 {
-	if ((d->used + 1) * 2 <= d->nslots)
+	if ((d->nents + 1) * 2 <= d->nslots)
 		return true;
 	size_t n = d->nslots ? d->nslots * 2 : 256;
 	struct slot *s = malloc(n * sizeof(*s));
@@ -119,12 +143,12 @@ static bool grow_slots(struct mfs_dotted *d)
 		return false;
 	}
 	for (size_t i = 0; i < n; i++)
-		s[i].id = MFS_NONE;
+		s[i].at = NONE;
 	for (size_t i = 0; i < d->nslots; i++) {
-		if (d->slots[i].id == MFS_NONE)
+		if (d->slots[i].at == NONE)
 			continue;
-		size_t j = (size_t)d->slots[i].h & (n - 1);
-		while (s[j].id != MFS_NONE)
+		size_t j = d->slots[i].h & (n - 1);
+		while (s[j].at != NONE)
 			j = (j + 1) & (n - 1);
 		s[j] = d->slots[i];
 	}
@@ -134,35 +158,40 @@ static bool grow_slots(struct mfs_dotted *d)
 	return true;
 }
 
-/* Remember node id as (parent, kind, s[0, n)). */
-static void remember(struct mfs_dotted *d, mfs_id parent, uint32_t kind, const char *s,
-		     size_t n, mfs_id id)
+/* Remember node id as (parent, kind, s[0, n)) unless that is known; its
+ * entry, or NULL. */
+static struct entry *remember(struct mfs_dotted *d, mfs_id parent, uint32_t kind,
+			      const char *s, size_t n, mfs_id id)
 {
 	/* One spare byte: the pool exists even when every component is empty. */
-	if (id == MFS_NONE || !grow_slots(d) || !reserve(d, &d->pool, &d->pcap, d->plen, n + 1))
-		return;
-	uint64_t h = key_hash(parent, kind, s, n);
-	struct slot *e = find(d, parent, kind, s, n, h);
-	if (e->id != MFS_NONE)
-		return;
+	if (id == MFS_NONE || d->nents >= NONE || !grow_slots(d) ||
+	    !reserve(d, &d->pool, &d->pcap, d->plen, n + 1))
+		return NULL;
+	if (MFS_ARRAY_RESERVE(d->ents, d->nents, d->cents, 1, 256) < 0) {
+		no_memory(d);
+		return NULL;
+	}
+	uint32_t h = key_hash(parent, s, n);
+	struct found f = find(d, parent, s, n, h);
+	if (f.kind[kind])
+		return NULL;
 	memcpy(d->pool + d->plen, s, n);
-	*e = (struct slot){h, parent, id, kind, d->plen, n, 0, 0};
+	struct entry *x = &d->ents[d->nents];
+	*x = (struct entry){parent, id, kind, d->plen, n, 0, 0};
+	*f.free = (struct slot){h, (uint32_t)d->nents++};
 	d->plen += n;
-	d->used++;
+	return x;
 }
 
-static struct slot *slot_of(struct mfs_dotted *d, mfs_id parent, uint32_t kind, const char *s,
-			    size_t n)
+static struct entry *entry_of(struct mfs_dotted *d, mfs_id parent, uint32_t kind, const char *s,
+			      size_t n)
 {
-	if (!d->nslots)
-		return NULL;
-	struct slot *e = find(d, parent, kind, s, n, key_hash(parent, kind, s, n));
-	return e->id == MFS_NONE ? NULL : e;
+	return find(d, parent, s, n, key_hash(parent, s, n)).kind[kind];
 }
 
 static mfs_id recall(struct mfs_dotted *d, mfs_id parent, uint32_t kind, const char *s, size_t n)
 {
-	struct slot *e = slot_of(d, parent, kind, s, n);
+	struct entry *e = entry_of(d, parent, kind, s, n);
 	return e ? e->id : MFS_NONE;
 }
 
@@ -192,44 +221,105 @@ static const char *request_name(const char *s, size_t *n, char req[16])
 static size_t comp_len(const struct mfs_dotted *d, const char *s, const char *end)
 {
 	const char *p = s;
-	size_t ns = strlen(d->seps);
-	while (p < end && !memchr(d->seps, *p, ns))
+	if (d->nseps == 1) {
+		p = memchr(s, d->seps[0], (size_t)(end - s));
+		return p ? (size_t)(p - s) : (size_t)(end - s);
+	}
+	while (p < end && !memchr(d->seps, *p, d->nseps))
 		p++;
 	return (size_t)(p - s);
 }
 
-/* The directory of every component but the last, made as needed; sets
- * *last and *last_len to the last component (the rest of the name once
- * no more directories may be made). MFS_NONE after a failure. */
-static mfs_id walk(struct mfs_dotted *d, const char *name, size_t len, const char **last,
-		   size_t *last_len)
+static bool into(const struct mfs_dotted *d, const struct entry *link, const char *sibling,
+		 size_t sl)
 {
+	return link && link->slen == sl && memcmp(d->pool + link->soff, sibling, sl) == 0;
+}
+
+/* The link made before for a proper prefix of the name p[0, end) below dir
+ * into the same sibling, or MFS_NONE. The sibling's directory for that
+ * prefix holds the rest of the name (the same dotted layout), so the name
+ * is reached through it. */
+static mfs_id link_below(struct mfs_dotted *d, mfs_id dir, const char *p, const char *end,
+			 const char *sibling, size_t sl)
+{
+	for (;;) {
+		size_t n = comp_len(d, p, end);
+		if (p + n == end)
+			return MFS_NONE;
+		struct found f = find(d, dir, p, n, key_hash(dir, p, n));
+		if (into(d, f.kind[KEY_LINK], sibling, sl))
+			return f.kind[KEY_LINK]->id;
+		if (!f.kind[KEY_DIR])
+			return MFS_NONE;
+		dir = f.kind[KEY_DIR]->id;
+		p += n + 1;
+	}
+}
+
+/* Where a name goes: the directory of every component but the last, made
+ * as needed, and the last component (the rest of the name once no more
+ * directories may be made); fresh when that directory was made for this
+ * name (nothing is below it yet). With a sibling (a link's), via is the
+ * link of a prefix into the same sibling when there is one: then nothing
+ * is made. */
+struct place {
+	mfs_id dir, via;
+	const char *last;
+	size_t last_len;
+	bool fresh;
+};
+
+/* The place of name[0, len); dir MFS_NONE after a failure. One probe per
+ * component finds both its directory and its link. */
+static struct place walk(struct mfs_dotted *d, const char *name, size_t len, const char *sibling)
+{
+	struct place pl = {MFS_NONE, MFS_NONE, NULL, 0, false};
 	if (!d || d->failed)
-		return MFS_NONE;
+		return pl;
 	const char *p = name, *end = name + len;
+	size_t sl = sibling ? strlen(sibling) : 0;
 	mfs_id dir = d->root;
-	d->name_bytes += len;
 	for (unsigned depth = 0;; depth++) {
 		size_t n = comp_len(d, p, end);
-		mfs_id c = p + n == end || depth == DEPTH_MAX ? MFS_NONE
-							      : recall(d, dir, KEY_DIR, p, n);
-		if (p + n == end || depth == DEPTH_MAX ||
-		    (c == MFS_NONE && d->dirs >= DIRS_FREE + d->name_bytes / DIR_BYTES)) {
-			*last = p;
-			*last_len = (size_t)(end - p);
-			return dir;
+		bool last = p + n == end;
+		struct found f = {{NULL, NULL}, NULL};
+		if (!last && !pl.fresh)
+			f = find(d, dir, p, n, key_hash(dir, p, n));
+		if (sibling && into(d, f.kind[KEY_LINK], sibling, sl)) {
+			pl.via = f.kind[KEY_LINK]->id;
+			return pl;
 		}
-		if (c == MFS_NONE) {
+		struct entry *c = f.kind[KEY_DIR];
+		if (!last && (depth == DEPTH_MAX ||
+			      (!c && d->dirs >= DIRS_FREE + (d->name_bytes + len) / DIR_BYTES))) {
+			if (sibling && c)
+				pl.via = link_below(d, c->id, p + n + 1, end, sibling, sl);
+			if (pl.via != MFS_NONE)
+				return pl;
+			last = true;
+		}
+		if (last) {
+			d->name_bytes += len;
+			pl.dir = dir;
+			pl.last = p;
+			pl.last_len = (size_t)(end - p);
+			return pl;
+		}
+		if (c) {
+			dir = c->id;
+		} else {
 			d->dirs++;
 			char req[16];
 			size_t rl = n;
 			const char *r = request_name(p, &rl, req);
-			c = mfs_add_dir(d->m, dir, r, rl);
-			if (c == MFS_NONE)
-				return MFS_NONE;
-			remember(d, dir, KEY_DIR, p, n, c);
+			mfs_id nd = mfs_add_dir(d->m, dir, r, rl);
+			if (nd == MFS_NONE)
+				return pl;
+			remember(d, dir, KEY_DIR, p, n, nd);
+			dir = nd;
+			pl.fresh = true;
 		}
-		dir = c;
 		p += n + 1;
 	}
 }
@@ -282,23 +372,21 @@ static void index_line(struct mfs_dotted *d, const char *name, size_t len,
 mfs_id mfs_dotted_add(struct mfs_dotted *d, const char *name, size_t len,
 		      const struct mfs_tensor *t, uint64_t off, uint64_t bytes)
 {
-	const char *last;
-	size_t n;
-	mfs_id dir = walk(d, name, len, &last, &n);
-	if (dir == MFS_NONE)
+	struct place pl = walk(d, name, len, NULL);
+	if (pl.dir == MFS_NONE)
 		return MFS_NONE;
 	index_line(d, name, len, t, off, bytes);
 	/* A directory made for a longer name becomes this tensor's directory;
 	 * a second tensor of the same name gets its own (~N). */
-	mfs_id c = recall(d, dir, KEY_DIR, last, n);
+	mfs_id c = pl.fresh ? MFS_NONE : recall(d, pl.dir, KEY_DIR, pl.last, pl.last_len);
 	if (c != MFS_NONE && !mfs_node_tensor(d->m, c))
 		return mfs_attach_tensor(d->m, c, t) < 0 ? MFS_NONE : c;
 	char req[16];
-	size_t rl = n;
-	const char *r = request_name(last, &rl, req);
-	mfs_id id = mfs_add_tensor(d->m, dir, r, rl, t);
+	size_t rl = pl.last_len;
+	const char *r = request_name(pl.last, &rl, req);
+	mfs_id id = mfs_add_tensor(d->m, pl.dir, r, rl, t);
 	if (c == MFS_NONE)
-		remember(d, dir, KEY_DIR, last, n, id);
+		remember(d, pl.dir, KEY_DIR, pl.last, pl.last_len, id);
 	return id;
 }
 
@@ -333,48 +421,18 @@ static bool dotted_path(const struct mfs_dotted *d, const char *name, size_t len
 	}
 }
 
-/* The link already made for a proper prefix of name into the same sibling,
- * or MFS_NONE. The sibling's directory for that prefix holds the rest of
- * the name (the same dotted layout), so name is reached through it. */
-static mfs_id through_link(struct mfs_dotted *d, const char *name, size_t len,
-			   const char *sibling)
-{
-	const char *p = name, *end = name + len;
-	size_t sl = strlen(sibling);
-	mfs_id dir = d->root;
-	for (;;) {
-		size_t n = comp_len(d, p, end);
-		if (p + n == end)
-			return MFS_NONE;
-		struct slot *e = slot_of(d, dir, KEY_LINK, p, n);
-		if (e && e->slen == sl && memcmp(d->pool + e->soff, sibling, sl) == 0)
-			return e->id;
-		dir = recall(d, dir, KEY_DIR, p, n);
-		if (dir == MFS_NONE)
-			return MFS_NONE;
-		p += n + 1;
-	}
-}
-
 mfs_id mfs_dotted_add_link(struct mfs_dotted *d, const char *name, size_t len,
 			   const char *sibling)
 {
-	if (!d || d->failed)
-		return MFS_NONE;
-	mfs_id via = through_link(d, name, len, sibling);
-	if (via != MFS_NONE)
-		return via;
-	const char *last;
-	size_t n;
-	mfs_id dir = walk(d, name, len, &last, &n);
-	if (dir == MFS_NONE)
-		return MFS_NONE;
+	struct place pl = walk(d, name, len, sibling);
+	if (pl.via != MFS_NONE || pl.dir == MFS_NONE)
+		return pl.via;
 	/* Out of the link's directory and of the model directory, into the
 	 * sibling, then down the same path. */
 	char target[4096] = "", base[4096];
 	size_t pos = 0;
 	uint32_t ups = 1;
-	for (mfs_id i = dir; i != MFS_ROOT && i < d->m->nnodes; i = d->m->nodes[i].parent)
+	for (mfs_id i = pl.dir; i != MFS_ROOT && i < d->m->nnodes; i = d->m->nodes[i].parent)
 		ups++;
 	for (uint32_t i = 0; i < ups; i++)
 		if (!append(target, sizeof(target), &pos, "../", 3))
@@ -385,15 +443,14 @@ mfs_id mfs_dotted_add_link(struct mfs_dotted *d, const char *name, size_t len,
 		    !append(target, sizeof(target), &pos, base, (size_t)bl))) ||
 	    !dotted_path(d, name, len, target, sizeof(target), &pos))
 		return MFS_NONE;
-	if (recall(d, dir, KEY_LINK, last, n) != MFS_NONE)
+	if (!pl.fresh && recall(d, pl.dir, KEY_LINK, pl.last, pl.last_len) != MFS_NONE)
 		return MFS_NONE;  /* the same name twice: the first one stands */
 	char req[16];
-	size_t rl = n;
-	const char *r = request_name(last, &rl, req);
-	mfs_id id = mfs_add_link_text(d->m, dir, r, rl, target, pos);
-	remember(d, dir, KEY_LINK, last, n, id);
+	size_t rl = pl.last_len;
+	const char *r = request_name(pl.last, &rl, req);
+	mfs_id id = mfs_add_link_text(d->m, pl.dir, r, rl, target, pos);
+	struct entry *e = remember(d, pl.dir, KEY_LINK, pl.last, pl.last_len, id);
 	size_t sl = strlen(sibling);
-	struct slot *e = id == MFS_NONE ? NULL : slot_of(d, dir, KEY_LINK, last, n);
 	if (e && reserve(d, &d->pool, &d->pcap, d->plen, sl + 1)) {
 		memcpy(d->pool + d->plen, sibling, sl);
 		e->soff = d->plen;
@@ -415,6 +472,7 @@ void mfs_dotted_finish(struct mfs_dotted *d, mfs_id dir)
 			d->m->nodes[id].u.text.len = 0;
 	}
 	free(d->slots);
+	free(d->ents);
 	free(d->pool);
 	free(d->index);
 	free(d);
