@@ -37,7 +37,8 @@ struct entry {
 	mfs_id parent, id;
 	uint32_t kind;
 	size_t off, len;       /* the raw component in pool */
-	size_t soff, slen;     /* a link's sibling in pool */
+	const char *sib;       /* a link's sibling (the caller's), else NULL */
+	size_t slen;
 };
 
 /* A slot of the hash: the entry's index (NONE: empty) and the low bits of
@@ -64,6 +65,8 @@ struct mfs_dotted {
 	size_t ilen, icap;
 	uint64_t name_bytes;   /* of the names added so far */
 	uint64_t dirs;         /* directories made for components */
+	char *base;            /* root's path in the model, once a link needs it */
+	int base_len;
 	bool failed;
 };
 
@@ -177,7 +180,7 @@ static struct entry *remember(struct mfs_dotted *d, mfs_id parent, uint32_t kind
 		return NULL;
 	memcpy(d->pool + d->plen, s, n);
 	struct entry *x = &d->ents[d->nents];
-	*x = (struct entry){parent, id, kind, d->plen, n, 0, 0};
+	*x = (struct entry){parent, id, kind, d->plen, n, NULL, 0};
 	*f.free = (struct slot){h, (uint32_t)d->nents++};
 	d->plen += n;
 	return x;
@@ -230,10 +233,10 @@ static size_t comp_len(const struct mfs_dotted *d, const char *s, const char *en
 	return (size_t)(p - s);
 }
 
-static bool into(const struct mfs_dotted *d, const struct entry *link, const char *sibling,
-		 size_t sl)
+/* Whether link is one into sibling[0, sl). */
+static bool into(const struct entry *link, const char *sibling, size_t sl)
 {
-	return link && link->slen == sl && memcmp(d->pool + link->soff, sibling, sl) == 0;
+	return link && link->slen == sl && memcmp(link->sib, sibling, sl) == 0;
 }
 
 /* The link made before for a proper prefix of the name p[0, end) below dir
@@ -248,7 +251,7 @@ static mfs_id link_below(struct mfs_dotted *d, mfs_id dir, const char *p, const 
 		if (p + n == end)
 			return MFS_NONE;
 		struct found f = find(d, dir, p, n, key_hash(dir, p, n));
-		if (into(d, f.kind[KEY_LINK], sibling, sl))
+		if (into(f.kind[KEY_LINK], sibling, sl))
 			return f.kind[KEY_LINK]->id;
 		if (!f.kind[KEY_DIR])
 			return MFS_NONE;
@@ -286,7 +289,7 @@ static struct place walk(struct mfs_dotted *d, const char *name, size_t len, con
 		struct found f = {{NULL, NULL}, NULL};
 		if (!last && !pl.fresh)
 			f = find(d, dir, p, n, key_hash(dir, p, n));
-		if (sibling && into(d, f.kind[KEY_LINK], sibling, sl)) {
+		if (sibling && into(f.kind[KEY_LINK], sibling, sl)) {
 			pl.via = f.kind[KEY_LINK]->id;
 			return pl;
 		}
@@ -421,6 +424,23 @@ static bool dotted_path(const struct mfs_dotted *d, const char *name, size_t len
 	}
 }
 
+/* The root's path in the model ("tensors"), made once; NULL when too long. */
+static const char *base_path(struct mfs_dotted *d, int *len)
+{
+	if (!d->base) {
+		char buf[4096];
+		int bl = mfs_node_path(d->m, d->root, buf, sizeof(buf));
+		if (bl < 0 || !(d->base = malloc((size_t)bl + 1))) {
+			no_memory(d);
+			return NULL;
+		}
+		memcpy(d->base, buf, (size_t)bl + 1);
+		d->base_len = bl;
+	}
+	*len = d->base_len;
+	return d->base;
+}
+
 mfs_id mfs_dotted_add_link(struct mfs_dotted *d, const char *name, size_t len,
 			   const char *sibling)
 {
@@ -429,7 +449,7 @@ mfs_id mfs_dotted_add_link(struct mfs_dotted *d, const char *name, size_t len,
 		return pl.via;
 	/* Out of the link's directory and of the model directory, into the
 	 * sibling, then down the same path. */
-	char target[4096] = "", base[4096];
+	char target[4096] = "";
 	size_t pos = 0;
 	uint32_t ups = 1;
 	for (mfs_id i = pl.dir; i != MFS_ROOT && i < d->m->nnodes; i = d->m->nodes[i].parent)
@@ -437,8 +457,9 @@ mfs_id mfs_dotted_add_link(struct mfs_dotted *d, const char *name, size_t len,
 	for (uint32_t i = 0; i < ups; i++)
 		if (!append(target, sizeof(target), &pos, "../", 3))
 			return MFS_NONE;
-	int bl = mfs_node_path(d->m, d->root, base, sizeof(base));
-	if (bl < 0 || !append(target, sizeof(target), &pos, sibling, strlen(sibling)) ||
+	int bl;
+	const char *base = base_path(d, &bl);
+	if (!base || !append(target, sizeof(target), &pos, sibling, strlen(sibling)) ||
 	    (bl && (!append(target, sizeof(target), &pos, "/", 1) ||
 		    !append(target, sizeof(target), &pos, base, (size_t)bl))) ||
 	    !dotted_path(d, name, len, target, sizeof(target), &pos))
@@ -450,12 +471,9 @@ mfs_id mfs_dotted_add_link(struct mfs_dotted *d, const char *name, size_t len,
 	const char *r = request_name(pl.last, &rl, req);
 	mfs_id id = mfs_add_link_text(d->m, pl.dir, r, rl, target, pos);
 	struct entry *e = remember(d, pl.dir, KEY_LINK, pl.last, pl.last_len, id);
-	size_t sl = strlen(sibling);
-	if (e && reserve(d, &d->pool, &d->pcap, d->plen, sl + 1)) {
-		memcpy(d->pool + d->plen, sibling, sl);
-		e->soff = d->plen;
-		e->slen = sl;
-		d->plen += sl;
+	if (e) {
+		e->sib = sibling;
+		e->slen = strlen(sibling);
 	}
 	return id;
 }
@@ -473,6 +491,7 @@ void mfs_dotted_finish(struct mfs_dotted *d, mfs_id dir)
 	}
 	free(d->slots);
 	free(d->ents);
+	free(d->base);
 	free(d->pool);
 	free(d->index);
 	free(d);
