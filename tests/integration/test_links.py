@@ -222,6 +222,47 @@ def test_one_model_for_link_and_target():
             eq(values(m, "latest.safetensors"), [[8.0] * 3] * 2, "the former link")
 
 
+def test_shared_model_readers():
+    """Readers through a link and through the file it leads to (one shared
+    model) while a writer commits through the file's own name: every read
+    is one whole version, and after the last commit both names show it."""
+    big = [np.full((256, 1024), k, dtype=np.float64) for k in (1.0, 2.0, 3.0)]
+    versions = {b.tobytes() for b in big}
+    m = Mount()
+    os.makedirs(m.s("ckpt"))
+    st_write(m.s("ckpt", "c.safetensors"), {"big": big[0]})
+    os.symlink("ckpt/c.safetensors", m.s("latest.safetensors"))
+    with m:
+        views = [m.m(name, "tensors", "big") for name in ("latest.safetensors", "ckpt/c.safetensors")]
+        bad, stop = [], threading.Event()
+
+        def reader(t, view):
+            while not stop.is_set():
+                with open(os.path.join(t, view), "rb") as f:
+                    got = f.read()
+                if view == "data" and got not in versions:
+                    bad.append("%s data: %d bytes of no version" % (t, len(got)))
+                if view == "values.txt":
+                    lines = got.split(b"\n")
+                    if len(lines) != 257 or len(set(lines[:-1])) != 1:
+                        bad.append("%s values.txt: %d lines, mixed" % (t, len(lines)))
+        threads = [threading.Thread(target=reader, args=(t, v))
+                   for t in views for v in ("data", "values.txt")]
+        for th in threads:
+            th.start()
+        for k in (1, 2, 0, 1, 2):
+            with open(os.path.join(views[1], "data"), "r+b") as f:
+                f.write(big[k].tobytes())
+        stop.set()
+        for th in threads:
+            th.join()
+        check(not bad, "readers: %r" % bad[:3])
+        for t in views:
+            eq(np.load(os.path.join(t, "data.npy")).tobytes(), big[2].tobytes(), "last write via " + t)
+        check(os.path.islink(m.s("latest.safetensors")), "the link stays a link")
+
+
 if __name__ == "__main__":
     run([test_links_resolved_beneath_source, test_edit_replaces_the_link, test_link_swapped_while_open,
-         test_link_digits_and_readers, test_one_model_for_link_and_target])
+         test_link_digits_and_readers, test_one_model_for_link_and_target,
+         test_shared_model_readers])
