@@ -597,43 +597,50 @@ static int commit_place(struct inode *mi, struct stat *target, struct mfs_commit
 	return 0;
 }
 
-/* The other models showing generation r (a link and the file it leads to),
- * each with a reference on its inode; at most SHARERS (the rest see the
- * change at their next lookup or open). */
-#define SHARERS 64
+/* The other models of the mount, each with a reference on its inode. Their
+ * generations are looked at after the walk, not under the table lock:
+ * fsmodel_check resolves names (which takes the table lock) while it holds
+ * its model's lock. */
 struct sharers {
 	const struct fsmodel *self;
-	const struct mref *r;
-	struct inode *mi[SHARERS];
-	unsigned n;
+	struct inode **mi;
+	size_t n, cap;
 };
 
 static void find_sharer(struct inode *i, void *arg)
 {
 	struct sharers *s = arg;
-	struct fsmodel *fm = i->kind == I_MODEL ? i->fm : NULL;
-	if (!fm || fm == s->self || s->n == SHARERS)
+	if (i->kind != I_MODEL || !i->fm || i->fm == s->self)
 		return;
-	pthread_mutex_lock(&fm->lock);
-	bool same = fm->cur == s->r;
-	pthread_mutex_unlock(&fm->lock);
-	if (same) {
-		i->refs++;  /* under the table lock, as inode_ref takes it */
-		s->mi[s->n++] = i;
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 64;
+		struct inode **mi = realloc(s->mi, cap * sizeof(*mi));
+		if (!mi)
+			return;  /* those left out see the change at their next open */
+		s->mi = mi;
+		s->cap = cap;
 	}
+	i->refs++;  /* under the table lock, as inode_ref takes it */
+	s->mi[s->n++] = i;
 }
 
 /* After a commit of fm from generation r: the other names showing r check
- * their source (the file may have been replaced under them), so that they
- * read the commit too. */
+ * their source (the file was replaced under them), so that they read the
+ * commit too. */
 static void sharers_check(struct fsmodel *fm, struct mref *r)
 {
-	struct sharers s = {.self = fm, .r = r};
+	struct sharers s = {.self = fm};
 	inode_foreach(fm->inode->fs, find_sharer, &s);
-	for (unsigned k = 0; k < s.n; k++) {
-		fsmodel_check(s.mi[k]->fm);
+	for (size_t k = 0; k < s.n; k++) {
+		struct fsmodel *o = s.mi[k]->fm;
+		pthread_mutex_lock(&o->lock);
+		bool same = o->cur == r;
+		pthread_mutex_unlock(&o->lock);
+		if (same)
+			fsmodel_check(o);
 		inode_put(s.mi[k]);
 	}
+	free(s.mi);
 }
 
 int fsmodel_commit(struct fsmodel *fm, struct inode *vi, const struct mfs_content *c, int own,
