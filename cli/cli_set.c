@@ -1,6 +1,6 @@
 /* `modelfs set FILE PATH [VALUE]`: new content for a view, from stdin or
  * VALUE, checked and committed by the same engine as a mount's commit on
- * close (mfs_view_write, then mfs_commit; see fs/model.c fsmodel_commit).
+ * close (mfs_view_write, then mfs_commit; see fs/fsmodel.c fsmodel_commit).
  * No libfuse here. */
 #include <errno.h>
 #include <fcntl.h>
@@ -12,6 +12,7 @@
 #include "buf.h"
 #include "cli_impl.h"
 #include "commit.h"
+#include "fdio.h"
 #include "view.h"
 
 /* The new content: stdin (a regular file is read where it lies), or VALUE
@@ -30,16 +31,7 @@ static int input_read(void *ctx, uint64_t off, size_t len, void *out)
 		memcpy(out, in->text.p + off, len);
 		return 0;
 	}
-	size_t done = 0;
-	while (done < len) {
-		ssize_t n = pread(in->fd, (char *)out + done, len - done, (off_t)(in->base + off + done));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		done += (size_t)n;
-	}
-	return 0;
+	return mfs_read_all(in->fd, out, len, (int64_t)(in->base + off));
 }
 
 static int input_load(struct input *in, const char *value)

@@ -57,7 +57,7 @@ struct mref;            /* a counted reference to a parsed model (model.c) */
 struct fsmodel;         /* a source file shown as a model (model.c) */
 struct scratch;         /* scratch.c */
 struct pending;         /* pending writes of a view (pending.c) */
-struct listing;         /* a directory listing (ops_list.c) */
+struct listing;         /* a directory listing (listing.h) */
 
 struct inode {
 	fuse_ino_t ino;
@@ -116,6 +116,10 @@ struct fsstate {
 	gid_t gid;
 	bool no_opendir;          /* the kernel opens directories without us */
 	struct mfs_runtime *rt;   /* the models' workers and kept text */
+	/* What the layers above the inode table free with an inode (its model,
+	 * scratch files, listing snapshot): set by main.c, so that inode.c
+	 * calls nothing above it. */
+	void (*inode_gone)(struct inode *i);
 };
 
 /* A mount's state, reached from a request (the session's userdata), from
@@ -131,6 +135,10 @@ static inline bool is_vnode(const struct inode *i)
 }
 
 /* inode.c */
+/* A source directory inode's O_PATH descriptor. */
+int dir_fd(struct inode *dir);
+/* A real (not O_PATH) descriptor of a source directory, for fsync. */
+int dir_open(struct inode *dir);
 struct timespec inode_mtime(struct inode *i);
 void inode_set_mtime(struct inode *i, struct timespec t);
 struct inode *inode_get(struct fsstate *fs, fuse_ino_t ino);  /* +1 ref, or NULL */
@@ -160,7 +168,7 @@ void inode_foreach(struct fsstate *fs, void (*fn)(struct inode *, void *), void 
 void inode_foreach_model(struct fsmodel *fm, void (*fn)(struct inode *, void *), void *arg);
 void inode_foreach_in(struct inode *parent, void (*fn)(struct inode *, void *), void *arg);
 
-/* ops_list.c: drop a directory's listing snapshot (its entries changed
+/* listing.c: drop a directory's listing snapshot (its entries changed
  * through us; the kernel drops its own cache for changes it made). */
 void dir_changed(struct inode *dir);
 void listing_put(struct listing *l);

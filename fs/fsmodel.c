@@ -41,17 +41,6 @@ static void users_add(struct mref *r, int n)
 		atomic_fetch_add(&r->users, n);
 }
 
-int dir_fd(struct inode *dir)
-{
-	struct fsstate *fs = dir->fs;
-	return dir->parent ? dir->fd : fs->root_fd;
-}
-
-int dir_open(struct inode *dir)
-{
-	return openat(dir_fd(dir), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-}
-
 static bool same_stat(const struct stat *a, const struct stat *b)
 {
 	return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
@@ -597,50 +586,68 @@ static int commit_place(struct inode *mi, struct stat *target, struct mfs_commit
 	return 0;
 }
 
-/* The other models of the mount, each with a reference on its inode. Their
- * generations are looked at after the walk, not under the table lock:
- * fsmodel_check resolves names (which takes the table lock) while it holds
- * its model's lock. */
-struct sharers {
-	const struct fsmodel *self;
-	struct inode **mi;
-	size_t n, cap;
-};
-
-static void find_sharer(struct inode *i, void *arg)
+/* After a commit of view vi (node of generation r): the new generation,
+ * parsed from what is now on disk, and the new mtime on the edited node,
+ * its tensor's views and the model; a file that no longer parses leaves
+ * the model stale, with its line in the log. */
+static void committed(struct fsmodel *fm, struct inode *vi, struct mref *r, mfs_id node)
 {
-	struct sharers *s = arg;
-	if (i->kind != I_MODEL || !i->fm || i->fm == s->self)
+	struct inode *mi = fm->inode;
+	struct stat st, side;
+	struct mfs_err perr = {0};
+	struct mref *nr = NULL;
+	bool link;
+	if (link_source_stat(mi->parent, mi->name, &st, &link) == 0)
+		nr = parse(mi->parent, mi->name, &st, &side, &perr);
+	if (!nr) {
+		pthread_mutex_lock(&fm->lock);
+		fm->stale = true;
+		pthread_mutex_unlock(&fm->lock);
+		log_error(vi, NULL, perr.code, perr.msg);
 		return;
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 64;
-		struct inode **mi = realloc(s->mi, cap * sizeof(*mi));
-		if (!mi)
-			return;  /* those left out see the change at their next open */
-		s->mi = mi;
-		s->cap = cap;
 	}
-	i->refs++;  /* under the table lock, as inode_ref takes it */
-	s->mi[s->n++] = i;
+	attach(mi, nr, &st, &side);
+	/* Only the edited node and its tensor's views show a new mtime. */
+	struct timespec now = st.st_mtim;
+	const struct mfs_tensor *t = mfs_node_tensor(r->m, node);
+	mfs_id top = t ? t->dir : node;
+	struct inode *ti = vi;
+	while (ti && is_vnode(ti) && vnode_resolve(ti, r) != top)
+		ti = ti->parent;
+	if (ti && is_vnode(ti)) {
+		inode_set_mtime(ti, now);
+		inode_foreach_in(ti, bump_mtime, &now);
+	}
+	inode_set_mtime(vi, now);
+	inode_set_mtime(mi, now);
 }
 
-/* After a commit of fm from generation r: the other names showing r check
- * their source (the file was replaced under them), so that they read the
- * commit too. */
-static void sharers_check(struct fsmodel *fm, struct mref *r)
+/* Whether a same-size patch may go in place: only when no other open file
+ * reads this source (own: the committer's own), as one reading an older
+ * generation must not see it change (it reads its whole content, old,
+ * from the file a rewrite leaves). Then fm->rw is held for writing until
+ * the commit is done; else o->no_inplace is set. */
+static bool hold_inplace(struct fsmodel *fm, int own, struct mfs_commit_opts *o)
 {
-	struct sharers s = {.self = fm};
-	inode_foreach(fm->inode->fs, find_sharer, &s);
-	for (size_t k = 0; k < s.n; k++) {
-		struct fsmodel *o = s.mi[k]->fm;
-		pthread_mutex_lock(&o->lock);
-		bool same = o->cur == r;
-		pthread_mutex_unlock(&o->lock);
-		if (same)
-			fsmodel_check(o);
-		inode_put(s.mi[k]);
+	pthread_rwlock_wrlock(&fm->rw);
+	if (atomic_load(&fm->open_views) <= own)
+		return true;
+	pthread_rwlock_unlock(&fm->rw);
+	o->no_inplace = 1;
+	return false;
+}
+
+/* The generation to edit: r, or a newer one another commit made meanwhile
+ * (held, r put). Called with fm->commit held. */
+static struct mref *latest(struct fsmodel *fm, struct mref *r)
+{
+	pthread_mutex_lock(&fm->lock);
+	if (fm->cur != r && fm->cur) {
+		mref_put(r);
+		r = mref_hold(fm->cur);
 	}
-	free(s.mi);
+	pthread_mutex_unlock(&fm->lock);
+	return r;
 }
 
 int fsmodel_commit(struct fsmodel *fm, struct inode *vi, const struct mfs_content *c, int own,
@@ -657,13 +664,7 @@ int fsmodel_commit(struct fsmodel *fm, struct inode *vi, const struct mfs_conten
 	struct stat target;
 	bool link;
 	pthread_mutex_lock(&fm->commit);
-	/* Another commit may have made a newer generation meanwhile. */
-	pthread_mutex_lock(&fm->lock);
-	if (fm->cur != r && fm->cur) {
-		mref_put(r);
-		r = mref_hold(fm->cur);
-	}
-	pthread_mutex_unlock(&fm->lock);
+	r = latest(fm, r);
 	struct inode *mi = fm->inode;
 	int ret;
 	mfs_id node = vnode_resolve(vi, r);
@@ -695,55 +696,18 @@ int fsmodel_commit(struct fsmodel *fm, struct inode *vi, const struct mfs_conten
 	bool shared = atomic_load(&r->users) > 1;
 	if (shared)
 		o.no_inplace = 1;
-	bool inplace = !o.no_inplace && !link && mfs_patch_same_size(&p) && p.n;
-	if (inplace) {
-		/* In place only when no other open file reads this source: one
-		 * reading an older generation must not see it change (it reads
-		 * its whole content, old, from the file a rewrite leaves). */
-		pthread_rwlock_wrlock(&fm->rw);
-		if (atomic_load(&fm->open_views) > own) {
-			pthread_rwlock_unlock(&fm->rw);
-			inplace = false;
-			o.no_inplace = 1;
-		}
-	}
+	bool inplace = !o.no_inplace && !link && mfs_patch_same_size(&p) && p.n &&
+		       hold_inplace(fm, own, &o);
 	ret = mfs_commit(dfd, r->m, &p, &o, err);
-	if (ret == 0) {
-		/* The new generation, parsed from what is now on disk. */
-		struct stat st, side;
-		struct mfs_err perr = {0};
-		struct mref *nr = NULL;
-		if (link_source_stat(mi->parent, mi->name, &st, &link) == 0)
-			nr = parse(mi->parent, mi->name, &st, &side, &perr);
-		if (nr) {
-			attach(mi, nr, &st, &side);
-			/* Only the edited node and its tensor's views show a new mtime. */
-			struct timespec now = st.st_mtim;
-			const struct mfs_tensor *t = mfs_node_tensor(r->m, node);
-			mfs_id top = t ? t->dir : node;
-			struct inode *ti = vi;
-			while (ti && is_vnode(ti) && vnode_resolve(ti, r) != top)
-				ti = ti->parent;
-			if (ti && is_vnode(ti)) {
-				inode_set_mtime(ti, now);
-				inode_foreach_in(ti, bump_mtime, &now);
-			}
-			inode_set_mtime(vi, now);
-			inode_set_mtime(mi, now);
-		} else {
-			pthread_mutex_lock(&fm->lock);
-			fm->stale = true;
-			pthread_mutex_unlock(&fm->lock);
-			log_error(vi, NULL, perr.code, perr.msg);
-		}
-	}
+	if (ret == 0)
+		committed(fm, vi, r, node);
 	/* An opener waits for the new generation (see open_view). */
 	if (inplace)
 		pthread_rwlock_unlock(&fm->rw);
 	if (ret == 0)
 		inode_foreach_model(fm, inval_one, NULL);
 	if (ret == 0 && shared)
-		sharers_check(fm, r);
+		share_check_others(fm, r);
 	close(dfd);
 out:
 	pthread_mutex_unlock(&fm->commit);
@@ -805,8 +769,6 @@ void fsmodel_check(struct fsmodel *fm)
 void fsmodel_inode_gone(struct inode *i)
 {
 	struct fsmodel *fm = i->fm;
-	pending_free(i->pend);
-	i->pend = NULL;
 	if (i->kind != I_MODEL || !fm)
 		return;
 	users_add(fm->cur, -1);

@@ -1,11 +1,13 @@
-/* Open files by number (see handle.h): an open-addressing table from number
- * to open file, and a reference count in each. */
+/* Open files (see handle.h): made and freed here, and held by number in an
+ * open-addressing table, with a reference count in each. */
 #include <pthread.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "bytes.h"
 #include "handle.h"
 #include "pending.h"
+#include "view.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct fh **slots;   /* NULL: empty; TOMB: removed */
@@ -15,7 +17,39 @@ static uint64_t next_id = 1;
 static struct fh tomb_fh;
 #define TOMB (&tomb_fh)
 
-void fh_destroy(struct fh *h);  /* ops_file.c */
+struct fh *fh_new(void)
+{
+	struct fh *h = calloc(1, sizeof(*h));
+	if (h) {
+		h->fd = -1;
+		pthread_mutex_init(&h->wlock, NULL);
+	}
+	return h;
+}
+
+void fh_destroy(struct fh *h)
+{
+	if (!h)
+		return;
+	pending_free(h->w);
+	if (h->fd >= 0)
+		close(h->fd);
+	mfs_rcache_free(h->rc);  /* waits for its read-ahead, which uses the model */
+	if (h->counted)
+		atomic_fetch_sub(&h->counted->open_views, 1);
+	if (h->cached) {
+		pthread_mutex_lock(&h->held->lock);
+		h->held->cache_users--;
+		if (h->held->cache_first == h)
+			h->held->cache_first = NULL;
+		pthread_mutex_unlock(&h->held->lock);
+	}
+	mref_put(h->ref);
+	free(h->snap);
+	inode_put(h->held);  /* last: the model may go with it */
+	pthread_mutex_destroy(&h->wlock);
+	free(h);
+}
 
 static size_t slot_of(uint64_t id)
 {

@@ -3,6 +3,7 @@
  * entry and looks it up again (passthrough_ll keeps one entry per inode the
  * kernel knows; so do we, keyed by number). */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -10,7 +11,6 @@
 #include "bytes.h"
 #include "fs.h"
 #include "model_fs.h"
-#include "scratch.h"
 
 static unsigned kind_class(enum ikind k)
 {
@@ -94,6 +94,17 @@ static void grow_locked(struct fsstate *fs)
 	fs->nbuckets = nb;
 }
 
+int dir_fd(struct inode *dir)
+{
+	struct fsstate *fs = dir->fs;
+	return dir->parent ? dir->fd : fs->root_fd;
+}
+
+int dir_open(struct inode *dir)
+{
+	return openat(dir_fd(dir), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
 struct inode *inode_get(struct fsstate *fs, fuse_ino_t ino)
 {
 	pthread_mutex_lock(&fs->lock);
@@ -116,9 +127,8 @@ static void free_inode(struct inode *i)
 {
 	if (i->fd >= 0)
 		close(i->fd);
-	fsmodel_inode_gone(i);
-	scratch_free(i->fs, i->scr);
-	listing_put(i->snap);
+	if (i->fs->inode_gone)
+		i->fs->inode_gone(i);
 	pthread_mutex_destroy(&i->lock);
 	pthread_mutex_destroy(&i->rlock);
 	free(i->name);

@@ -17,23 +17,31 @@
 
 #include "caller.h"
 #include "cli.h"
+#include "codec.h"
 #include "commit.h"
 #include "fs.h"
 #include "links.h"
+#include "model_fs.h"
 #include "ops.h"
+#include "pending.h"
+#include "scratch.h"
 #include "source.h"
 #include "view.h"
 #include "warm.h"
 
 
-/* The --help text: every option, with its default in brackets. Kept in
- * step with the option tables below and with the man page (fs/modelfs.1). */
-static const char usage[] =
+/* The --help text: the formats (from the codec table), then every option,
+ * with its default in brackets. Kept in step with the option tables below
+ * and with the man page (fs/modelfs.1). */
+static const char usage_head[] =
 	"usage: modelfs [options] SOURCE MOUNTPOINT\n"
 	"\n"
-	"Shows SOURCE at MOUNTPOINT with every model file (safetensors, GGUF, NumPy,\n"
-	"primitiv, PLearn, DAPHNE, TenniS) as a directory of its contents. Unmount with fusermount3 -u MOUNTPOINT\n"
-	"(or umount MOUNTPOINT as root). See modelfs(1).\n"
+	"Shows SOURCE at MOUNTPOINT with every model file as a directory of its\n"
+	"contents. Formats:";
+static const char usage[] =
+	"\n"
+	"Unmount with fusermount3 -u MOUNTPOINT (or umount MOUNTPOINT as root).\n"
+	"See modelfs(1).\n"
 	"\n"
 	"options (default in brackets):\n"
 	"    -h, --help             this help\n"
@@ -323,6 +331,29 @@ static const struct fuse_lowlevel_ops ops = {
 	.removexattr = op_removexattr,
 };
 
+/* The usage text, its list of formats the codec table's titles in bidding
+ * order, wrapped at 79 columns. */
+static void print_usage(FILE *f)
+{
+	size_t col = sizeof(usage_head) - 1 - (strrchr(usage_head, '\n') - usage_head + 1);
+	fputs(usage_head, f);
+	for (size_t i = 0; mfs_codecs[i]; i++) {
+		/* A codec without its title (test_registry fails) shows its name. */
+		const char *t = mfs_codecs[i]->title ? mfs_codecs[i]->title : mfs_codecs[i]->name;
+		size_t w = strlen(t) + 2;  /* a space before, a comma or period after */
+		if (col + w > 79) {
+			fputs("\n", f);
+			col = 0;
+		} else {
+			fputc(' ', f);
+			col++;
+		}
+		fprintf(f, "%s%c", t, mfs_codecs[i + 1] ? ',' : '.');
+		col += w - 1;
+	}
+	fputs(usage, f);
+}
+
 /* Parses the options into fs->o: 0 to go on, else the exit status plus one
  * (1 for --help/--version, 2 for a failure, 3 for a usage error). */
 static int parse_options(struct fsstate *fs, struct cli *cli, struct fuse_args *a,
@@ -339,7 +370,7 @@ static int parse_options(struct fsstate *fs, struct cli *cli, struct fuse_args *
 	    fuse_opt_parse(a, &fs->o, fs_opts, NULL) < 0)
 		return 3;
 	if (cli->help) {
-		fputs(usage, stdout);
+		print_usage(stdout);
 		putchar('\n');
 		cli_usage(stdout);
 		return 1;
@@ -368,7 +399,7 @@ static int parse_options(struct fsstate *fs, struct cli *cli, struct fuse_args *
 	if (fuse_parse_cmdline(a, co) != 0)
 		return 3;
 	if (!cli->source || !co->mountpoint) {
-		fputs(usage, stderr);
+		print_usage(stderr);
 		return 3;
 	}
 	fs->o.foreground = co->foreground;
@@ -487,8 +518,19 @@ out:
  * and its root, the core's runtime, the mount's names, and the leftovers of
  * cut-short commits in SOURCE's root rolled back. 0, or -1 with a message on
  * stderr. */
+/* An inode leaves the table: what it holds of the layers above it. */
+static void inode_gone(struct inode *i)
+{
+	pending_free(i->pend);
+	i->pend = NULL;
+	fsmodel_inode_gone(i);
+	scratch_free(i->fs, i->scr);
+	listing_put(i->snap);
+}
+
 static int prepare(struct fsstate *fs, const struct cli *cli, struct fuse_args *a)
 {
+	fs->inode_gone = inode_gone;
 	fs->uid = getuid();
 	fs->gid = getgid();
 	caller_init();

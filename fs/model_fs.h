@@ -89,9 +89,5 @@ void fsmodel_check(struct fsmodel *fm);
 void fsmodel_hold_reads(struct fsmodel *fm, struct mfs_rcache *rc);
 /* The I_MODEL inode is freed: free its model. */
 void fsmodel_inode_gone(struct inode *i);
-/* A real (not O_PATH) descriptor of a source directory, for fsync. */
-int dir_open(struct inode *dir);
-/* A source directory inode's O_PATH descriptor. */
-int dir_fd(struct inode *dir);
 
 #endif

@@ -22,40 +22,6 @@
 #include "store.h"
 #include "warm.h"
 
-static struct fh *fh_new(void)
-{
-	struct fh *h = calloc(1, sizeof(*h));
-	if (h) {
-		h->fd = -1;
-		pthread_mutex_init(&h->wlock, NULL);
-	}
-	return h;
-}
-
-void fh_destroy(struct fh *h)
-{
-	if (!h)
-		return;
-	pending_free(h->w);
-	if (h->fd >= 0)
-		close(h->fd);
-	mfs_rcache_free(h->rc);  /* waits for its read-ahead, which uses the model */
-	if (h->counted)
-		atomic_fetch_sub(&h->counted->open_views, 1);
-	if (h->cached) {
-		pthread_mutex_lock(&h->held->lock);
-		h->held->cache_users--;
-		if (h->held->cache_first == h)
-			h->held->cache_first = NULL;
-		pthread_mutex_unlock(&h->held->lock);
-	}
-	mref_put(h->ref);
-	free(h->snap);
-	inode_put(h->held);  /* last: the model may go with it */
-	pthread_mutex_destroy(&h->wlock);
-	free(h);
-}
-
 /* The open file of a request, held until handle_put. */
 static struct fh *fh_of(struct fuse_file_info *fi)
 {

@@ -8,7 +8,7 @@
  * from the snapshot directly: a model directory's snapshot holds the
  * generation it lists and its node ids, so an entry costs no lookup of the
  * model; a SOURCE directory's files are classified from their first bytes
- * (model.c), without indexing them. */
+ * (fsmodel.c), without indexing them. The snapshot itself: listing.h. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -21,27 +21,11 @@
 #include "attr.h"
 #include "buf.h"
 #include "commit.h"
+#include "listing.h"
 #include "model_fs.h"
 #include "ops.h"
 #include "scratch.h"
 #include "source.h"
-
-struct dent {
-	const char *name;     /* into the listed model, or into names */
-	mfs_id id;            /* the model node; MFS_NONE for names of our own */
-	unsigned char type;   /* DT_* */
-};
-
-/* A snapshot of a directory's entries, shared by the readers of the
- * directory (counted); kept from the first read of a pass to its end. */
-struct listing {
-	struct dent *v;
-	size_t n, cap;
-	struct mfs_buf names; /* names of our own (source entries, scratch files) */
-	struct mref *r;       /* model directories: the generation listed */
-	uint64_t gen;
-	atomic_int refs;
-};
 
 static int reserve(struct listing *l, size_t more)
 {
@@ -75,16 +59,6 @@ static void finish(struct listing *l)
 	for (size_t k = 0; k < l->n; k++)
 		if (l->v[k].id == MFS_NONE)
 			l->v[k].name = l->names.p + (uintptr_t)l->v[k].name;
-}
-
-void listing_put(struct listing *l)
-{
-	if (!l || atomic_fetch_sub(&l->refs, 1) != 1)
-		return;
-	mref_put(l->r);
-	mfs_buf_free(&l->names);
-	free(l->v);
-	free(l);
 }
 
 static int list_source(struct inode *d, struct listing *l)
@@ -226,15 +200,6 @@ static void dir_done(struct inode *d, struct listing *l)
 	pthread_mutex_unlock(&d->lock);
 	if (mine)
 		listing_put(l);
-}
-
-void dir_changed(struct inode *dir)
-{
-	pthread_mutex_lock(&dir->lock);
-	struct listing *old = dir->snap;
-	dir->snap = NULL;
-	pthread_mutex_unlock(&dir->lock);
-	listing_put(old);
 }
 
 /* With FUSE_CAP_NO_OPENDIR_SUPPORT the kernel opens directories itself and

@@ -1,8 +1,10 @@
 /* The table of shared generations (share.h): chained by inode number, one
  * per process. A generation in it always has references: the last one is
  * dropped under the table's lock, which takes it out first, so a lookup
- * never holds a generation being freed. */
+ * never holds a generation being freed. And the other names of a file
+ * told of a commit through one of them. */
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "share.h"
@@ -90,4 +92,47 @@ bool share_release(struct mref *r)
 	}
 	pthread_mutex_unlock(&lock);
 	return last;
+}
+
+/* The other models of the mount, each with a reference on its inode. Their
+ * generations are looked at after the walk, not under the table lock:
+ * fsmodel_check resolves names (which takes the table lock) while it holds
+ * its model's lock. */
+struct sharers {
+	const struct fsmodel *self;
+	struct inode **mi;
+	size_t n, cap;
+};
+
+static void find_sharer(struct inode *i, void *arg)
+{
+	struct sharers *s = arg;
+	if (i->kind != I_MODEL || !i->fm || i->fm == s->self)
+		return;
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 64;
+		struct inode **mi = realloc(s->mi, cap * sizeof(*mi));
+		if (!mi)
+			return;  /* those left out see the change at their next open */
+		s->mi = mi;
+		s->cap = cap;
+	}
+	i->refs++;  /* under the table lock, as inode_ref takes it */
+	s->mi[s->n++] = i;
+}
+
+void share_check_others(struct fsmodel *fm, struct mref *r)
+{
+	struct sharers s = {.self = fm};
+	inode_foreach(fm->inode->fs, find_sharer, &s);
+	for (size_t k = 0; k < s.n; k++) {
+		struct fsmodel *o = s.mi[k]->fm;
+		pthread_mutex_lock(&o->lock);
+		bool same = o->cur == r;
+		pthread_mutex_unlock(&o->lock);
+		if (same)
+			fsmodel_check(o);
+		inode_put(s.mi[k]);
+	}
+	free(s.mi);
 }

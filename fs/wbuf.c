@@ -75,6 +75,90 @@ static int read_under(struct wbuf *w, uint64_t off, size_t len, uint8_t *buf)
 	return 0;
 }
 
+/* The extents v[*a, *b) that touch [off, end], and the span [*mo, *me)
+ * they and it cover together. */
+static void touching(const struct wbuf *w, uint64_t off, uint64_t end, size_t *a, size_t *b,
+		     uint64_t *mo, uint64_t *me)
+{
+	size_t i = 0;
+	while (i < w->n && w->v[i].off + w->v[i].len < off)
+		i++;
+	size_t j = i;
+	while (j < w->n && w->v[j].off <= end)
+		j++;
+	*mo = off;
+	*me = end;
+	if (j > i) {
+		if (w->v[i].off < *mo)
+			*mo = w->v[i].off;
+		if (w->v[j - 1].off + w->v[j - 1].len > *me)
+			*me = w->v[j - 1].off + w->v[j - 1].len;
+	}
+	*a = i;
+	*b = j;
+}
+
+/* Extent *e (starting where the merged span does) grown to len bytes, its
+ * buffer reused: sequential writes. */
+static int grow_extent(struct ext *e, uint64_t len)
+{
+	if (e->cap < len) {
+		size_t nc = e->cap ? e->cap : 4096;
+		while (nc < len)
+			nc = nc > SIZE_MAX / 2 ? (size_t)len : nc * 2;
+		/* Large ones grow without a copy (bigbuf.h). */
+		uint8_t *d = mfs_big_resize(e->data, e->cap, nc);
+		if (!d)
+			return -ENOMEM;
+		e->data = d;
+		e->cap = nc;
+	}
+	e->len = len;
+	return 0;
+}
+
+/* A new extent *e over [mo, me), filled from the extents v[a, b) and what
+ * lies under them; theirs are freed once it is. */
+static int merge_extents(struct wbuf *w, size_t a, size_t b, uint64_t mo, uint64_t me,
+			 struct ext *e)
+{
+	e->cap = (size_t)(me - mo) ? (size_t)(me - mo) : 1;
+	e->data = mfs_big_alloc(e->cap);
+	if (!e->data)
+		return -ENOMEM;
+	uint64_t pos = mo;
+	for (size_t i = a; i <= b; i++) {
+		uint64_t next = i < b ? w->v[i].off : me;
+		if (next > pos && read_under(w, pos, (size_t)(next - pos), e->data + (pos - mo)) < 0) {
+			mfs_big_free(e->data, e->cap);
+			return -EIO;
+		}
+		if (i < b) {
+			memcpy(e->data + (w->v[i].off - mo), w->v[i].data, (size_t)w->v[i].len);
+			pos = w->v[i].off + w->v[i].len;
+		}
+	}
+	for (size_t i = a; i < b; i++)
+		mfs_big_free(w->v[i].data, w->v[i].cap);
+	return 0;
+}
+
+/* Replace v[a, b) by e (inserted at a when b == a). */
+static int replace_extents(struct wbuf *w, size_t a, size_t b, const struct ext *e)
+{
+	if (b == a) {
+		if (MFS_ARRAY_RESERVE(w->v, w->n, w->vcap, 1, 8) < 0)
+			return -ENOMEM;
+		memmove(&w->v[a + 1], &w->v[a], (w->n - a) * sizeof(*w->v));
+		w->n++;
+	} else if (b - a > 1) {
+		memmove(&w->v[a + 1], &w->v[b], (w->n - b) * sizeof(*w->v));
+		w->n -= b - a - 1;
+	}
+	w->v[a] = *e;
+	return 0;
+}
+
 int wbuf_write(struct wbuf *w, uint64_t off, const void *data, size_t len)
 {
 	if (len == 0)
@@ -87,19 +171,9 @@ int wbuf_write(struct wbuf *w, uint64_t off, const void *data, size_t len)
 	if (off < w->dirty)
 		w->dirty = off;
 	/* The extents touching [off, end] merge into one. */
-	size_t a = 0;
-	while (a < w->n && w->v[a].off + w->v[a].len < off)
-		a++;
-	size_t b = a;
-	while (b < w->n && w->v[b].off <= end)
-		b++;
-	uint64_t mo = off, me = end;
-	if (b > a) {
-		if (w->v[a].off < mo)
-			mo = w->v[a].off;
-		if (w->v[b - 1].off + w->v[b - 1].len > me)
-			me = w->v[b - 1].off + w->v[b - 1].len;
-	}
+	size_t a, b;
+	uint64_t mo, me;
+	touching(w, off, end, &a, &b, &mo, &me);
 	uint64_t merged_old = 0;
 	for (size_t i = a; i < b; i++)
 		merged_old += w->v[i].len;
@@ -107,56 +181,20 @@ int wbuf_write(struct wbuf *w, uint64_t off, const void *data, size_t len)
 	if (held > w->cap || me - mo > SIZE_MAX)
 		return -EFBIG;
 	struct ext e = {mo, me - mo, NULL, 0};
+	int r;
 	if (b - a == 1 && w->v[a].off == mo) {
-		/* Growing one extent (sequential writes): reuse its buffer. */
 		e = w->v[a];
-		if (e.cap < me - mo) {
-			size_t nc = e.cap ? e.cap : 4096;
-			while (nc < me - mo)
-				nc = nc > SIZE_MAX / 2 ? (size_t)(me - mo) : nc * 2;
-			/* Large ones grow without a copy (bigbuf.h). */
-			uint8_t *d = mfs_big_resize(e.data, e.cap, nc);
-			if (!d)
-				return -ENOMEM;
-			e.data = d;
-			e.cap = nc;
-		}
-		e.len = me - mo;
+		r = grow_extent(&e, me - mo);
 	} else {
-		e.cap = (size_t)(me - mo) ? (size_t)(me - mo) : 1;
-		e.data = mfs_big_alloc(e.cap);
-		if (!e.data)
-			return -ENOMEM;
-		/* Fill from the old extents and what lies under them. */
-		uint64_t pos = mo;
-		for (size_t i = a; i <= b; i++) {
-			uint64_t next = i < b ? w->v[i].off : me;
-			if (next > pos && read_under(w, pos, (size_t)(next - pos), e.data + (pos - mo)) < 0) {
-				mfs_big_free(e.data, e.cap);
-				return -EIO;
-			}
-			if (i < b) {
-				memcpy(e.data + (w->v[i].off - mo), w->v[i].data, (size_t)w->v[i].len);
-				pos = w->v[i].off + w->v[i].len;
-			}
-		}
-		for (size_t i = a; i < b; i++)
-			mfs_big_free(w->v[i].data, w->v[i].cap);
+		r = merge_extents(w, a, b, mo, me, &e);
 	}
+	if (r < 0)
+		return r;
 	memcpy(e.data + (off - mo), data, len);
-	/* Replace v[a, b) by e. */
-	if (b == a) {
-		if (MFS_ARRAY_RESERVE(w->v, w->n, w->vcap, 1, 8) < 0) {
-			mfs_big_free(e.data, e.cap);
-			return -ENOMEM;
-		}
-		memmove(&w->v[a + 1], &w->v[a], (w->n - a) * sizeof(*w->v));
-		w->n++;
-	} else if (b - a > 1) {
-		memmove(&w->v[a + 1], &w->v[b], (w->n - b) * sizeof(*w->v));
-		w->n -= b - a - 1;
+	if (replace_extents(w, a, b, &e) < 0) {
+		mfs_big_free(e.data, e.cap);
+		return -ENOMEM;
 	}
-	w->v[a] = e;
 	w->held = held;
 	if (end > w->size)
 		w->size = end;

@@ -223,6 +223,7 @@ static int dbdf_open(struct mfs_model *m, struct mfs_err *err)
 
 const struct mfs_codec mfs_codec_daphne = {
 	.name = "daphne",
+	.title = "DAPHNE",
 	.sidecar = ".meta",
 	.bid = dbdf_bid,
 	.open = dbdf_open,

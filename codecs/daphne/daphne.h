@@ -143,9 +143,6 @@ int dbdf_block_locate(const struct mfs_model *m, const struct dbdf_block *b, uin
 		      uint64_t col, uint64_t *off);
 /* The block holding (row, col) of the object, or NULL. */
 const struct dbdf_block *dbdf_find_block(const struct dbdf *d, uint64_t row, uint64_t col);
-/* One value converted between numeric dtypes; false when it does not keep
- * its exact value (dst then holds the nearest one, never undefined). */
-bool dbdf_convert(uint8_t dst_dt, void *dst, uint8_t src_dt, const void *src);
 bool dbdf_is_zero(uint8_t dt, const void *v);
 /* Block k's index in nzpre order for entry e of the matrix. */
 uint32_t dbdf_entry_block(const struct dbdf *d, uint64_t e);

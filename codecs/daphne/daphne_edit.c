@@ -58,7 +58,7 @@ static int put_value(struct ed *x, uint64_t off, uint8_t bdt, const uint8_t *v, 
 	uint8_t tmp[16];
 	const uint8_t *w = v;
 	if (bdt != x->t->dtype) {
-		if (!dbdf_convert(bdt, tmp, x->t->dtype, v)) {
+		if (!mfs_dtype_convert(bdt, tmp, x->t->dtype, v)) {
 			char num[MFS_NUM_MAX + 1];
 			size_t n = mfs_fmt_elem(num, (enum mfs_dtype)x->t->dtype, v);
 			return mfs_error(x->err, ERANGE,

@@ -405,7 +405,7 @@ static int check_values(const struct mfs_model *m, const struct dbdf *d,
 	uint8_t tmp[16];
 	for (uint64_t e = 0; e < b->nnz; e++) {
 		uint64_t row, col, off = dbdf_entry(m, b, e, &row, &col);
-		if (!dbdf_convert(d->dtype, tmp, b->dtype, m->base + off))
+		if (!mfs_dtype_convert(d->dtype, tmp, b->dtype, m->base + off))
 			return mfs_error(err, EINVAL,
 					 "block %u: its %s value at (%llu, %llu) is not a %s value (the matrix's type)",
 					 k, mfs_dtype_info((enum mfs_dtype)b->dtype)->name,

@@ -31,6 +31,7 @@ static int gguf_open(struct mfs_model *m, struct mfs_err *err)
 
 const struct mfs_codec mfs_codec_gguf = {
 	.name = "gguf",
+	.title = "GGUF",
 	.bid = gguf_bid,
 	.open = gguf_open,
 	.edit = mfs_gguf_edit,

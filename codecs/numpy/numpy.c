@@ -143,6 +143,7 @@ static int numpy_name_class(const char *name)
 
 const struct mfs_codec mfs_codec_numpy = {
 	.name = "numpy",
+	.title = "NumPy",
 	.sidecar = NULL,
 	.bid = numpy_bid,
 	.open = numpy_open,

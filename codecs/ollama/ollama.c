@@ -149,6 +149,7 @@ static int ol_open(struct mfs_model *m, struct mfs_err *err)
 
 const struct mfs_codec mfs_codec_ollama = {
 	.name = "ollama",
+	.title = "Ollama manifests",
 	.sidecar = NULL,
 	.bid = ol_bid,
 	.open = ol_open,

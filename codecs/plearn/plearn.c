@@ -128,6 +128,7 @@ static int pl_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_pat
 
 const struct mfs_codec mfs_codec_plearn = {
 	.name = "plearn",
+	.title = "PLearn",
 	.sidecar = NULL,
 	.bid = pl_bid,
 	.open = pl_open,

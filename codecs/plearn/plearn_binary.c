@@ -54,37 +54,88 @@ static uint32_t rd32(const uint8_t *s, bool be)
 	return be ? mfs_be32(s) : mfs_le32(s);
 }
 
-/* A binary value: a scalar, a 1-D or 2-D sequence, or a date. */
-int pl_parse_binary(struct pl_parser *p, uint32_t *out)
+/* A scalar of size sz after its type code c at p->pos. */
+static int bin_scalar(struct pl_parser *p, uint8_t c, unsigned sz, uint32_t *out)
 {
-	struct pl_ast *a = p->a;
 	uint64_t at = p->pos, left = p->n - at;
-	uint8_t c = p->b[at];
-	unsigned sz = pl_bin_size(c);
 	int r;
-	a->binary = true;
-	if (sz) {
-		if (left - 1 < sz)
-			return mfs_error(p->err, EINVAL, "binary value of type 0x%02x at offset %llu needs %u bytes, %llu left",
-					 c, ull(at), sz, ull(left - 1));
-		if ((r = pl_new_val(p, PV_BNUM, at, out)))
-			return r;
-		a->v[*out].code = c;
-		a->v[*out].len = 1 + sz;
-		p->pos += 1 + sz;
-		return 0;
-	}
-	if (c == 0xFE) {
+	if (left - 1 < sz)
+		return mfs_error(p->err, EINVAL, "binary value of type 0x%02x at offset %llu needs %u bytes, %llu left",
+				 c, ull(at), sz, ull(left - 1));
+	if ((r = pl_new_val(p, PV_BNUM, at, out)))
+		return r;
+	p->a->v[*out].code = c;
+	p->a->v[*out].len = 1 + sz;
+	p->pos += 1 + sz;
+	return 0;
+}
+
+/* A date (0xFE): the item after it. */
+static int bin_date(struct pl_parser *p, uint32_t *out)
+{
+	uint64_t at = p->pos;
+	uint32_t kid;
+	int r;
+	p->pos++;
+	pl_skip(p, true);
+	if ((r = pl_new_val(p, PV_BDATE, at, out)) || (r = pl_parse_item(p, &kid)))
+		return r;
+	p->a->v[*out].first = kid;
+	p->a->v[*out].len = p->a->v[kid].off + p->a->v[kid].len - at;
+	return 0;
+}
+
+/* The count elements of sequence *out from p->b[data], of fixed size (or
+ * the bools '0'/'1' of type 0x30), checked against the bytes left. */
+static int seq_fixed(struct pl_parser *p, uint64_t at, uint8_t et, uint64_t count, uint64_t data,
+		     uint32_t out)
+{
+	unsigned esz = pl_bin_size(et);
+	uint64_t bytes, left = p->n - data;
+	if (!mfs_mul_ok(count, esz ? esz : 1, &bytes) || bytes > left)
+		return mfs_error(p->err, EINVAL,
+				 "binary sequence at offset %llu: %llu elements of %u bytes, %llu bytes left",
+				 ull(at), ull(count), esz ? esz : 1, ull(left));
+	for (uint64_t i = 0; et == 0x30 && i < count; i++)
+		if (p->b[data + i] != '0' && p->b[data + i] != '1')
+			return mfs_error(p->err, EINVAL,
+					 "binary bool sequence at offset %llu: element %llu is 0x%02x, not '0' or '1'",
+					 ull(at), ull(i), p->b[data + i]);
+	p->pos = data + bytes;
+	p->a->v[out].len = p->pos - at;
+	return 0;
+}
+
+/* The count generic elements of sequence *out from p->b[data], each an
+ * item with its own header (one byte at least). */
+static int seq_items(struct pl_parser *p, uint64_t at, uint64_t count, uint64_t data, uint32_t out)
+{
+	uint64_t left = p->n - data;
+	int r;
+	if (count > left)
+		return mfs_error(p->err, EINVAL, "binary sequence at offset %llu: %llu elements, %llu bytes left",
+				 ull(at), ull(count), ull(left));
+	p->pos = data;
+	struct pl_kids k = {PL_NIL, PL_NIL, 0};
+	for (uint64_t i = 0; i < count; i++) {
 		uint32_t kid;
-		p->pos++;
 		pl_skip(p, true);
-		if ((r = pl_new_val(p, PV_BDATE, at, out)) || (r = pl_parse_item(p, &kid)))
+		if ((r = pl_parse_item(p, &kid)))
 			return r;
-		a->v[*out].first = kid;
-		a->v[*out].len = a->v[kid].off + a->v[kid].len - at;
-		return 0;
+		pl_add_kid(p->a, &k, kid);
 	}
+	p->a->v[out].first = k.first;
+	p->a->v[out].len = p->pos - at;
+	return 0;
+}
+
+/* A 1-D (0x12 little-endian, 0x13 big-endian) or 2-D (0x14, 0x15)
+ * sequence: element type, then uint32 length or int32 length and width. */
+static int bin_sequence(struct pl_parser *p, uint8_t c, uint32_t *out)
+{
+	uint64_t at = p->pos, left = p->n - at;
 	bool be = c == 0x13 || c == 0x15, two = c == 0x14 || c == 0x15;
+	int r;
 	if (c < 0x12 || c > 0x15)
 		return mfs_error(p->err, EINVAL, "unknown binary type code 0x%02x at offset %llu", c, ull(at));
 	unsigned hdr = two ? 10 : 6;
@@ -101,49 +152,31 @@ int pl_parse_binary(struct pl_parser *p, uint32_t *out)
 		count = d0 * d1;
 	}
 	uint64_t data = at + hdr;
-	left = p->n - data;
 	if ((r = pl_new_val(p, two ? PV_BMAT : PV_BSEQ, at, out)))
 		return r;
-	struct pl_val *v = &a->v[*out];
+	struct pl_val *v = &p->a->v[*out];
 	v->code = et;
 	v->flags = be ? PVF_BE : 0;
 	v->a = d0;
 	v->b = d1;
 	v->c = data;
-	unsigned esz = pl_bin_size(et);
-	if (esz || et == 0x30) {
-		uint64_t bytes;
-		if (!mfs_mul_ok(count, esz ? esz : 1, &bytes) || bytes > left)
-			return mfs_error(p->err, EINVAL,
-					 "binary sequence at offset %llu: %llu elements of %u bytes, %llu bytes left",
-					 ull(at), ull(count), esz ? esz : 1, ull(left));
-		for (uint64_t i = 0; et == 0x30 && i < count; i++)
-			if (p->b[data + i] != '0' && p->b[data + i] != '1')
-				return mfs_error(p->err, EINVAL,
-						 "binary bool sequence at offset %llu: element %llu is 0x%02x, not '0' or '1'",
-						 ull(at), ull(i), p->b[data + i]);
-		p->pos = data + bytes;
-		v->len = p->pos - at;
-		return 0;
-	}
+	if (pl_bin_size(et) || et == 0x30)
+		return seq_fixed(p, at, et, count, data, *out);
 	if (et != 0xFF && et != 0xFE)
 		return mfs_error(p->err, EINVAL, "binary sequence at offset %llu has an unknown element type 0x%02x",
 				 ull(at), et);
-	/* Generic elements, each with its own header: one byte at least. */
-	if (count > left)
-		return mfs_error(p->err, EINVAL, "binary sequence at offset %llu: %llu elements, %llu bytes left",
-				 ull(at), ull(count), ull(left));
-	p->pos = data;
-	struct pl_kids k = {PL_NIL, PL_NIL, 0};
-	for (uint64_t i = 0; i < count; i++) {
-		uint32_t kid;
-		pl_skip(p, true);
-		if ((r = pl_parse_item(p, &kid)))
-			return r;
-		pl_add_kid(a, &k, kid);
-	}
-	a->v[*out].first = k.first;
-	a->v[*out].len = p->pos - at;
-	return 0;
+	return seq_items(p, at, count, data, *out);
 }
 
+/* A binary value: a scalar, a 1-D or 2-D sequence, or a date. */
+int pl_parse_binary(struct pl_parser *p, uint32_t *out)
+{
+	uint8_t c = p->b[p->pos];
+	unsigned sz = pl_bin_size(c);
+	p->a->binary = true;
+	if (sz)
+		return bin_scalar(p, c, sz, out);
+	if (c == 0xFE)
+		return bin_date(p, out);
+	return bin_sequence(p, c, out);
+}

@@ -218,14 +218,23 @@ static int amat_size(const uint8_t *b, uint64_t q, uint64_t end, uint64_t *rows,
 	return 0;
 }
 
-int pl_amat_open(struct mfs_model *m, struct pl_model *pm, struct mfs_err *err)
+/* What a pass over an .amat finds: the size its header gives, where the
+ * data starts, and the data lines' values. */
+struct amat {
+	uint64_t rows, cols;
+	bool has_size, hashes, strings;
+	uint64_t data;                 /* the first byte after the header */
+	uint64_t nlines, words;        /* non-blank data lines, values on them */
+	uint64_t f1, f2, second;       /* values on lines 1 and 2; where line 2 starts */
+};
+
+/* Header: blank lines and '#' lines, as PLearn's loadAscii reads them; a
+ * "#size: L W" line gives the size. */
+static int amat_header(const uint8_t *b, uint64_t n, struct amat *a, struct mfs_err *err)
 {
-	const uint8_t *b = m->base;
-	uint64_t n = m->size, pos = 0, rows = 0, cols = 0;
-	bool has_size = false, hashes = false, strings = false;
+	uint64_t pos = 0;
 	struct line ln;
 	int r;
-	/* Header: blank lines and '#' lines, as PLearn's loadAscii reads them. */
 	while (pos < n) {
 		line_at(b, n, pos, &ln);
 		uint64_t q = ln.start;
@@ -234,70 +243,85 @@ int pl_amat_open(struct mfs_model *m, struct pl_model *pm, struct mfs_err *err)
 		if (q < ln.end && b[q] != '#')
 			break;
 		if (q < ln.end) {
-			hashes = true;
+			a->hashes = true;
 			const uint8_t *colon = memchr(b + q, ':', (size_t)(ln.end - q));
 			if (colon && colon - (b + q) == 5 && !memcmp(b + q, "#size", 5)) {
-				if ((r = amat_size(b, (uint64_t)(colon - b) + 1, ln.end, &rows, &cols, err)))
+				if ((r = amat_size(b, (uint64_t)(colon - b) + 1, ln.end, &a->rows, &a->cols,
+						   err)))
 					return r;
-				has_size = true;
+				a->has_size = true;
 			}
 		}
 		pos = ln.next;
 	}
-	uint64_t data = pos, nlines = 0, words = 0, f1 = 0, f2 = 0, second = n;
-	for (uint64_t q = data; q < n; q = ln.next) {
+	a->data = pos;
+	return 0;
+}
+
+/* The data lines: how many hold values, how many values in all, on the
+ * first two, and whether any is not a number. */
+static void amat_count(const uint8_t *b, uint64_t n, struct amat *a)
+{
+	struct line ln;
+	a->second = n;
+	for (uint64_t q = a->data; q < n; q = ln.next) {
 		uint64_t c;
 		line_at(b, n, q, &ln);
-		line_words(b, ln.start, ln.end, &c, &strings);
+		line_words(b, ln.start, ln.end, &c, &a->strings);
 		if (!c)
 			continue;
-		if (nlines == 0)
-			f1 = c;
-		else if (nlines == 1)
-			f2 = c, second = ln.start;
-		nlines++;
-		words += c;
+		if (a->nlines == 0)
+			a->f1 = c;
+		else if (a->nlines == 1)
+			a->f2 = c, a->second = ln.start;
+		a->nlines++;
+		a->words += c;
 	}
-	if (strings)
-		return mfs_error(err, ENOTSUP, ".amat with string cells");
-	if (!has_size && nlines >= 2 && f1 != f2) {
-		/* An "old" .amat: a first line "L W", then L rows of W values. */
-		uint64_t q = data, s, a = 0, w = 0;
-		while (q < n && (amat_blank(b[q]) || b[q] == '\n'))
-			q++;
-		s = q;
-		while (q < n && !amat_blank(b[q]) && b[q] != '\n')
-			q++;
-		bool ok = !hashes && f1 == 2 && hsize((const char *)b + s, (size_t)(q - s), &a) == 0;
-		while (q < n && amat_blank(b[q]))
-			q++;
-		s = q;
-		while (q < n && !amat_blank(b[q]) && b[q] != '\n')
-			q++;
-		ok = ok && hsize((const char *)b + s, (size_t)(q - s), &w) == 0;
-		if (!ok || a == 0 || w == 0 || nlines != a + 1 || w != f2)
-			return mfs_error(err, EINVAL,
-					 ".amat rows 1 and 2 have %llu and %llu values: expected the same width, or a '#size: L W' line",
-					 ull(f1), ull(f2));
-		data = second;
-		has_size = true;
-		rows = a;
-		cols = w;
-		words -= 2;
-	}
-	if (!has_size) {
-		rows = nlines;
-		cols = f1;
-	}
-	uint64_t count;
-	if (!mfs_mul_ok(rows, cols, &count) || count != words)
-		return mfs_error(err, EINVAL, ".amat size %llu x %llu needs %llu values, the file holds %llu",
-				 ull(rows), ull(cols), ull(count), ull(words));
-	/* Index the tokens: words <= n / 2, checked above by counting them. */
-	pm->num = malloc((size_t)(words ? words : 1) * sizeof(*pm->num));
+}
+
+/* The next blank-separated word from *q (not past a newline), as a size;
+ * false when it is none. */
+static bool amat_size_word(const uint8_t *b, uint64_t n, uint64_t *q, uint64_t *v)
+{
+	while (*q < n && amat_blank(b[*q]))
+		(*q)++;
+	uint64_t s = *q;
+	while (*q < n && !amat_blank(b[*q]) && b[*q] != '\n')
+		(*q)++;
+	return hsize((const char *)b + s, (size_t)(*q - s), v) == 0;
+}
+
+/* An "old" .amat, told by rows 1 and 2 of different widths: a first line
+ * "L W", then L rows of W values. Anything else is refused. */
+static int amat_old_size(const uint8_t *b, uint64_t n, struct amat *a, struct mfs_err *err)
+{
+	uint64_t q = a->data, rows = 0, cols = 0;
+	while (q < n && (amat_blank(b[q]) || b[q] == '\n'))
+		q++;
+	bool ok = !a->hashes && a->f1 == 2 && amat_size_word(b, n, &q, &rows);
+	ok = ok && amat_size_word(b, n, &q, &cols);
+	if (!ok || rows == 0 || cols == 0 || a->nlines != rows + 1 || cols != a->f2)
+		return mfs_error(err, EINVAL,
+				 ".amat rows 1 and 2 have %llu and %llu values: expected the same width, or a '#size: L W' line",
+				 ull(a->f1), ull(a->f2));
+	a->data = a->second;
+	a->has_size = true;
+	a->rows = rows;
+	a->cols = cols;
+	a->words -= 2;
+	return 0;
+}
+
+/* The offset of each of the a->words values from a->data, in pm->num. */
+static int amat_tokens(const uint8_t *b, uint64_t n, const struct amat *a, struct pl_model *pm,
+		       struct mfs_err *err)
+{
+	struct line ln;
+	/* words <= n / 2, checked by counting them. */
+	pm->num = malloc((size_t)(a->words ? a->words : 1) * sizeof(*pm->num));
 	if (!pm->num)
 		return mfs_error(err, ENOMEM, "out of memory");
-	for (uint64_t q = data; q < n && pm->nnum < words;) {
+	for (uint64_t q = a->data; q < n && pm->nnum < a->words;) {
 		while (q < n && (amat_blank(b[q]) || b[q] == '\n'))
 			q++;
 		if (q < n && b[q] == '#') {
@@ -311,11 +335,37 @@ int pl_amat_open(struct mfs_model *m, struct pl_model *pm, struct mfs_err *err)
 		while (q < n && !amat_blank(b[q]) && b[q] != '\n')
 			q++;
 	}
+	return 0;
+}
+
+int pl_amat_open(struct mfs_model *m, struct pl_model *pm, struct mfs_err *err)
+{
+	const uint8_t *b = m->base;
+	uint64_t n = m->size;
+	struct amat a = {0};
+	int r;
+	if ((r = amat_header(b, n, &a, err)))
+		return r;
+	amat_count(b, n, &a);
+	if (a.strings)
+		return mfs_error(err, ENOTSUP, ".amat with string cells");
+	if (!a.has_size && a.nlines >= 2 && a.f1 != a.f2 && (r = amat_old_size(b, n, &a, err)))
+		return r;
+	if (!a.has_size) {
+		a.rows = a.nlines;
+		a.cols = a.f1;
+	}
+	uint64_t count;
+	if (!mfs_mul_ok(a.rows, a.cols, &count) || count != a.words)
+		return mfs_error(err, EINVAL, ".amat size %llu x %llu needs %llu values, the file holds %llu",
+				 ull(a.rows), ull(a.cols), ull(count), ull(a.words));
+	if ((r = amat_tokens(b, n, &a, pm, err)))
+		return r;
 	pm->style = pl_style_detect(b, n, pm->num, pm->nnum);
 	if (!pm->style)
 		pm->style = 18;
-	uint64_t dims[2] = {rows, cols};
-	struct pl_tens pt = {PT_TOKENS, 8, 0, 0, cols ? cols : 1, cols ? cols : 1};
+	uint64_t dims[2] = {a.rows, a.cols}, w = a.cols ? a.cols : 1;
+	struct pl_tens pt = {PT_TOKENS, 8, 0, 0, w, w};
 	struct mfs_tensor t = {0};
 	t.dtype = MFS_DT_F64;
 	t.order = MFS_ROW_MAJOR;
@@ -327,6 +377,6 @@ int pl_amat_open(struct mfs_model *m, struct pl_model *pm, struct mfs_err *err)
 	if (!t.tag)
 		return mfs_error(err, ENOMEM, "out of memory");
 	mfs_attach_tensor(m, MFS_ROOT, &t);
-	mfs_add_raw(m, MFS_ROOT, "header", 6, 0, data, 0);
+	mfs_add_raw(m, MFS_ROOT, "header", 6, 0, a.data, 0);
 	return 0;
 }

@@ -11,6 +11,7 @@
 
 #include "bytes.h"
 #include "codec.h"
+#include "dirmap.h"
 #include "numtext.h"
 #include "primitiv_wire.h"
 
@@ -45,18 +46,10 @@ struct pv_tensor {
 	uint64_t data, len;     /* the bin payload */
 };
 
-/* Sub-model directories of key paths, found by (parent, raw name): leaf
- * parameter directories share the namespace but are never entered, so a
- * separate table is kept while building (m->priv; freed when open ends). */
-struct pv_slot {
-	uint64_t hash, off, len;  /* the raw name is source bytes [off, off + len) */
-	mfs_id parent, dir;       /* dir MFS_NONE: empty slot */
-};
-
-struct pv_dirs {
-	struct pv_slot *slots;
-	uint32_t nslots, n;       /* nslots is a power of two */
-};
+/* Sub-model directories of key paths are found by (parent, raw name) in an
+ * mfs_dirmap: leaf parameter directories share the namespace but are never
+ * entered, so the map is kept apart while building (m->priv; freed when
+ * open ends). */
 
 static const char *type_name(uint32_t t)
 {
@@ -227,63 +220,26 @@ static int read_parameter(struct mfs_model *m, struct pv_cur *c, mfs_id dir)
 	return 0;
 }
 
-static int dirs_grow(struct pv_dirs *d)
-{
-	uint32_t ns = d->nslots ? d->nslots * 2 : 256;
-	if (ns < d->nslots)
-		return -ENOMEM;
-	struct pv_slot *s = malloc((size_t)ns * sizeof(*s));
-	if (!s)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < ns; i++)
-		s[i].dir = MFS_NONE;
-	for (uint32_t i = 0; i < d->nslots; i++) {
-		if (d->slots[i].dir == MFS_NONE)
-			continue;
-		uint32_t j = (uint32_t)d->slots[i].hash & (ns - 1);
-		while (s[j].dir != MFS_NONE)
-			j = (j + 1) & (ns - 1);
-		s[j] = d->slots[i];
-	}
-	free(d->slots);
-	d->slots = s;
-	d->nslots = ns;
-	return 0;
-}
-
 /* The sub-model directory named by source bytes [off, off + len) under
  * *dir, created on first use, replaces *dir. Only this table's memory can
  * fail here: a failed mfs_add_dir is remembered by the core, which then
  * fails the open. */
-static int subdir(struct mfs_model *m, struct pv_dirs *d, mfs_id *dir, uint64_t off,
+static int subdir(struct mfs_model *m, struct mfs_dirmap *d, mfs_id *dir, uint64_t off,
 		  uint64_t len)
 {
 	mfs_id parent = *dir;
 	if (parent == MFS_NONE)
 		return 0;
-	if ((uint64_t)(d->n + 1) * 2 > d->nslots && dirs_grow(d) < 0)
-		return -ENOMEM;
 	const uint8_t *name = m->base + off;
-	uint64_t h = mfs_hash64(name, (size_t)len, parent);
-	uint32_t j = (uint32_t)h & (d->nslots - 1);
-	for (; d->slots[j].dir != MFS_NONE; j = (j + 1) & (d->nslots - 1)) {
-		const struct pv_slot *s = &d->slots[j];
-		if (s->hash == h && s->parent == parent && s->len == len &&
-		    memcmp(m->base + s->off, name, (size_t)len) == 0) {
-			*dir = s->dir;
-			return 0;
-		}
-	}
+	*dir = mfs_dirmap_get(d, parent, 0, name, (size_t)len);
+	if (*dir != MFS_NONE)
+		return 0;
 	*dir = mfs_add_dir(m, parent, (const char *)name, (size_t)len);
-	if (*dir != MFS_NONE) {
-		d->slots[j] = (struct pv_slot){h, off, len, parent, *dir};
-		d->n++;
-	}
-	return 0;
+	return *dir == MFS_NONE ? 0 : mfs_dirmap_put(d, parent, 0, name, (size_t)len, *dir);
 }
 
 /* One Model entry: array<str> key path, then a Parameter. */
-static int read_model_param(struct mfs_model *m, struct pv_cur *c, struct pv_dirs *d,
+static int read_model_param(struct mfs_model *m, struct pv_cur *c, struct mfs_dirmap *d,
 			    mfs_id params)
 {
 	uint64_t k = 0, at = c->pos;
@@ -320,14 +276,14 @@ static int read_model(struct mfs_model *m, struct pv_cur *c)
 	if (r < 0)
 		return r;
 	mfs_id params = mfs_add_dir(m, MFS_ROOT, "params", 6);
-	struct pv_dirs *d = calloc(1, sizeof(*d));
+	struct mfs_dirmap *d = calloc(1, sizeof(*d));
 	if (!d)
 		return mfs_error(c->err, ENOMEM, "out of memory");
 	m->priv = d;   /* freed by pv_close if a fault ends the open early */
 	for (uint32_t i = 0; i < n && r == 0; i++)
 		if ((r = read_model_param(m, c, d, params)) < 0)
 			mfs_error_prefix(c->err, "parameter %u of %u", i + 1, n);
-	free(d->slots);
+	mfs_dirmap_free(d);
 	free(d);
 	m->priv = NULL;
 	return r;
@@ -426,9 +382,9 @@ static int pv_open(struct mfs_model *m, struct mfs_err *err)
 
 static void pv_close(struct mfs_model *m)
 {
-	struct pv_dirs *d = m->priv;
+	struct mfs_dirmap *d = m->priv;
 	if (d) {
-		free(d->slots);
+		mfs_dirmap_free(d);
 		free(d);
 		m->priv = NULL;
 	}
@@ -628,6 +584,7 @@ static int pv_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_pat
 
 const struct mfs_codec mfs_codec_primitiv = {
 	.name = "primitiv",
+	.title = "primitiv",
 	.sidecar = NULL,
 	.bid = pv_bid,
 	.open = pv_open,

@@ -66,6 +66,7 @@ static int st_name_class(const char *name)
 
 const struct mfs_codec mfs_codec_safetensors = {
 	.name = "safetensors",
+	.title = "safetensors",
 	.sidecar = NULL,
 	.bid = st_bid,
 	.open = st_open,

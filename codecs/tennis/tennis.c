@@ -504,6 +504,7 @@ static int tennis_open(struct mfs_model *m, struct mfs_err *err)
 
 const struct mfs_codec mfs_codec_tennis = {
 	.name = "tennis",
+	.title = "TenniS",
 	.sidecar = NULL,
 	.bid = tennis_bid,
 	.open = tennis_open,

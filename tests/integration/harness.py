@@ -39,6 +39,82 @@ def data(rel):
     return os.path.join(DATA, rel)
 
 
+def mounted(mnt):
+    """Whether mnt is a mount point, read from /proc/self/mountinfo: never
+    stats into the mount (a stat would be a request to its daemon, and
+    hangs on one that stopped answering)."""
+    mnt = os.path.realpath(mnt)
+    with open("/proc/self/mountinfo") as f:
+        return any(line.split()[4] == mnt for line in f)
+
+
+def unmount(mnt, proc=None):
+    """Unmount mnt, retrying while it is busy (a reader just closing); lazily
+    once proc (the daemon's Popen, if known) has exited or after 10 s."""
+    for _ in range(40):
+        if not mounted(mnt):
+            return
+        if subprocess.run(["fusermount3", "-u", mnt], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL).returncode == 0:
+            return
+        if proc is not None and proc.poll() is not None:
+            break
+        time.sleep(0.25)
+    subprocess.run(["fusermount3", "-u", "-z", mnt], stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+
+
+class Daemon:
+    """A FUSE daemon (argv) mounted on mnt: start() runs it (stdout and
+    stderr to the file out) and returns once mnt is mounted; stop() unmounts
+    it and returns the daemon's exit status. foreground=False: argv forks
+    its daemon and exits once mounted (its status is the launcher's)."""
+
+    def __init__(self, argv, mnt, out, foreground=True, timeout=20):
+        self.argv, self.mnt, self.out = list(argv), os.path.realpath(mnt), out
+        self.foreground, self.timeout = foreground, timeout
+        self.proc = None
+
+    @property
+    def pid(self):
+        return self.proc.pid
+
+    def start(self):
+        self.proc = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL, stdout=self.out,
+                                     stderr=self.out)
+        deadline = time.monotonic() + self.timeout
+        while not mounted(self.mnt):
+            if self.foreground and self.proc.poll() is not None:
+                raise RuntimeError("%s exited (%d) before mounting: %s"
+                                   % (os.path.basename(self.argv[0]), self.proc.returncode,
+                                      self._output()))
+            if time.monotonic() > deadline:
+                self.proc.kill()
+                self.proc.wait()
+                raise RuntimeError("%s did not mount %s in %d s"
+                                   % (os.path.basename(self.argv[0]), self.mnt, self.timeout))
+            time.sleep(0.002)
+        return self
+
+    def _output(self):
+        name = getattr(self.out, "name", None)
+        if not isinstance(name, str):
+            return ""
+        with open(name, errors="replace") as f:
+            return f.read()[-2000:]
+
+    def stop(self, timeout=30):
+        """Unmount, then wait for the daemon (killed after timeout s:
+        RuntimeError)."""
+        unmount(self.mnt, self.proc)
+        try:
+            return self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            raise RuntimeError("%s did not exit after unmount" % os.path.basename(self.argv[0]))
+
+
 class Mount:
     """A mount of a fresh SOURCE directory holding copies of test files.
 
@@ -64,22 +140,18 @@ class Mount:
                 shutil.copyfile(data(rel), d)
         self.opts = list(opts)
         self.foreground = foreground
-        self.proc = None
+        self.proc = None      # the daemon's Popen while it runs
+        self.daemon = None
 
     def start(self):
         args = VALGRIND + [BIN]
         if self.foreground:
             args.append("-f")
         args += [self.src, self.mnt, "-o", "log=" + self.log] + self.opts
-        errf = open(self.err, "w")
-        self.proc = subprocess.Popen(args, stdout=errf, stderr=errf)
-        deadline = time.time() + (120 if VALGRIND else 20)
-        while not os.path.ismount(self.mnt):
-            if self.foreground and self.proc.poll() is not None:
-                raise RuntimeError("modelfs exited: " + open(self.err).read())
-            if time.time() > deadline:
-                raise RuntimeError("mount did not appear")
-            time.sleep(0.02)
+        with open(self.err, "w") as errf:
+            self.daemon = Daemon(args, self.mnt, errf, foreground=self.foreground,
+                                 timeout=120 if VALGRIND else 20).start()
+        self.proc = self.daemon.proc
         return self
 
     def __enter__(self):
@@ -88,17 +160,7 @@ class Mount:
     def stop(self):
         if self.proc is None:
             return
-        if os.path.ismount(self.mnt):
-            subprocess.run(["fusermount3", "-u", self.mnt], check=False)
-        elif self.proc.poll() is not None:
-            # a dead daemon's mount is not a mount point to ismount
-            subprocess.run(["fusermount3", "-u", "-z", self.mnt], check=False,
-                           stderr=subprocess.DEVNULL)
-        try:
-            rc = self.proc.wait(timeout=120 if VALGRIND else 30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            raise RuntimeError("modelfs did not exit after unmount")
+        rc = self.daemon.stop(timeout=120 if VALGRIND else 30)
         self.proc = None
         err = open(self.err).read()
         if "Sanitizer" in err or "runtime error" in err or (VALGRIND and rc == 99):

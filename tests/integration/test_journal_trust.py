@@ -235,7 +235,7 @@ def test_planted_at_mount():
 
 def test_planted_at_lookup():
     """Planted under a running mount, then looked at through it by uid
-    65534: the parse's recovery (fs/model.c)."""
+    65534: the parse's recovery (fs/fsmodel.c)."""
     with SecMount() as m:
         pl = Planted(m)
         pl.plant()

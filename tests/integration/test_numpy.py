@@ -19,7 +19,7 @@ import zlib
 
 import numpy as np
 
-from harness import SLOW, Mount, check, data, eq, run, settle, sha
+from harness import SLOW, VALGRIND, Mount, check, data, eq, run, settle, sha
 from formats import (check_tensor_dir, error_lines, expect_refused, parse_values, read_text,
                      data_end, descriptors, same_array, savez_streamed, write_ok)
 
@@ -237,9 +237,9 @@ def test_deflated_concurrent():
     """Readers of one deflated member at once (several MB): whole values.txt
     and data from two processes each, and threads reading data at random
     offsets back and forth; the cache of kept text on and off. Every byte
-    equals the stored member's. Half the size under a sanitizer or
-    valgrind."""
-    n = 3 << (19 if SLOW else 20)  # 12 MiB (6 MiB)
+    equals the stored member's. Half the size under a sanitizer, a quarter
+    under valgrind."""
+    n = 3 << (18 if VALGRIND else 19 if SLOW else 20)  # 12 MiB (6 MiB, 3 MiB)
     x = np.random.default_rng(9).standard_normal(n).astype(np.float32)
     raw = x.tobytes()
     for opts in ([], ["-o", "text_cache=0"]):

@@ -33,11 +33,14 @@ import zipfile
 import numpy as np
 
 from formats import descriptors, savez_streamed, st_read, st_write
-from harness import Mount, check, eq, run
+from harness import VALGRIND, Mount, check, eq, run
 import gguf_write as gw
 from primitiv_decode import decode
 
 SECONDS = float(os.environ.get("MFS_STRESS_SECONDS", "5"))
+# The large variants' tensor: 600x1000 (146 chunks of 4096 numbers, ~5 MB
+# of text); 200x1000 under valgrind (49 chunks: still read ahead and kept).
+LARGE = (200, 1000) if VALGRIND else (600, 1000)
 REPEAT = int(os.environ.get("MFS_STRESS_REPEAT", "1"))
 # A hang is declared after this long past the run's end (a busy 2-core
 # machine under a sanitizer is slow, a deadlock is forever).
@@ -363,15 +366,15 @@ def test_gguf():
 
 def test_formats_uncached_and_large():
     """values.txt of each other format's tensor with the text cache off
-    (every read renders), then of a 600x1000 tensor (~5 MB of text, read
-    ahead in windows; the deflated archive re-compressed at each commit);
+    (every read renders), then of a LARGE tensor (600x1000, ~5 MB of text,
+    200x1000 under valgrind; read ahead in windows; the deflated archive re-compressed at each commit);
     and of a Fortran-order deflated member that size (read by bands, each a
     pass over the stream, while writers replace it)."""
     for fmt in (Safetensors(), Npz(True), Gguf()):
         stress("values.txt", SHAPE, 4, 2, ["-o", "text_cache=0"], fmt=fmt,
                seconds=FORMAT_SECONDS)
-        stress("values.txt", (600, 1000), 3, 2, fmt=fmt, seconds=FORMAT_SECONDS)
-    stress("values.txt", (600, 1000), 3, 2, fmt=Npz(True, fortran=True), seconds=FORMAT_SECONDS)
+        stress("values.txt", LARGE, 3, 2, fmt=fmt, seconds=FORMAT_SECONDS)
+    stress("values.txt", LARGE, 3, 2, fmt=Npz(True, fortran=True), seconds=FORMAT_SECONDS)
 
 
 def test_npz_descriptors():

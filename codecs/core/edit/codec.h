@@ -24,14 +24,15 @@
 
 struct mfs_codec {
 	const char *name;     /* its registry.def name: "primitiv", "gguf", ... */
+	const char *title;    /* the format as its users name it, for --help: "GGUF" */
 	const char *sidecar;  /* suffix of a sidecar file kept in step (".meta"), or NULL */
 
 	/* 0 = not mine; else roughly the bits of evidence verified (a 4-byte magic
 	 * is 32, a matching extension 8). head holds min(size, MFS_HEAD_MAX)
 	 * bytes; name is the file name (last component). A file named with the
 	 * format's own extension (mfs_has_ext) bids whatever its bytes, even
-	 * none: open() then says why it is not one (LAYOUT.md "The mount": such
-	 * a file is always reported, never passed through silently). Cheap:
+	 * none: open() then says why it is not one (such a file is always
+	 * reported, never passed through silently). Cheap:
 	 * called for every file of a listed directory. */
 	int (*bid)(const uint8_t *head, size_t n, uint64_t size, const char *name);
 

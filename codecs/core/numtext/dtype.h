@@ -70,6 +70,12 @@ const struct mfs_dtype_info *mfs_dtype_info(enum mfs_dtype dt);
  * if none. */
 enum mfs_dtype mfs_dtype_from_name(const char *name);
 
+/* One value of an integer, float32 or float64 dtype as another of them
+ * (dtype_convert.c); false when it does not keep its exact value (dst then
+ * holds the nearest one: the bound of an integer range, 0 for a NaN, an
+ * infinity for a float too large) or a dtype is none of those. */
+bool mfs_dtype_convert(enum mfs_dtype dst_dt, void *dst, enum mfs_dtype src_dt, const void *src);
+
 /* The dtype of data.npy's elements for a tensor of dtype dt: dt, float32
  * for the small floats (mini), MFS_DT_INVALID when there is no data.npy. */
 enum mfs_dtype mfs_npy_dtype(enum mfs_dtype dt);

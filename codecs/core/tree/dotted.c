@@ -1,7 +1,7 @@
 /* Dotted tensor names split into directories (see dotted.h).
  *
- * The builder keeps its own hash from (parent node, raw component, kind) to
- * the node made for it: the node's name is escaped and possibly given a ~N
+ * The builder keeps a map (dirmap.h) from (parent node, kind, raw component)
+ * to the node made for it: the node's name is escaped and possibly given a ~N
  * suffix by the core, so it cannot be found again from the raw bytes by
  * name alone. Directories and links have separate keys: a link never holds
  * children. A name below a link into the same sibling (sharded `a.b` and
@@ -17,6 +17,7 @@
 
 #include "bytes.h"
 #include "buf.h"
+#include "dirmap.h"
 #include "dotted.h"
 #include "model_impl.h"
 
@@ -32,35 +33,11 @@ enum { KEY_DIR = 0, KEY_LINK = 1 };
 #define DIR_BYTES 4u
 #define DEPTH_MAX 64u
 
-/* A remembered (parent, kind, raw component) and the node made for it. */
-struct entry {
-	mfs_id parent, id;
-	uint32_t kind;
-	size_t off, len;       /* the raw component in pool */
-	const char *sib;       /* a link's sibling (the caller's), else NULL */
-	size_t slen;
-};
-
-/* A slot of the hash: the entry's index (NONE: empty) and the low bits of
- * its hash. The hash leaves the kind out, so a component's directory and
- * link lie on one probe sequence and one walk finds both. */
-struct slot {
-	uint32_t h, at;
-};
-
-#define NONE UINT32_MAX
-
 struct mfs_dotted {
 	struct mfs_model *m;
 	mfs_id root;
 	char seps[8];
-	size_t nseps;
-	struct slot *slots;
-	size_t nslots;         /* a power of two */
-	struct entry *ents;
-	size_t nents, cents;
-	char *pool;
-	size_t plen, pcap;
+	struct mfs_dirmap dirs_made;  /* components' directories and links */
 	char *index;           /* the index file's text so far */
 	size_t ilen, icap;
 	uint64_t name_bytes;   /* of the names added so far */
@@ -99,103 +76,21 @@ struct mfs_dotted *mfs_dotted_new(struct mfs_model *m, mfs_id root, const char *
 	d->m = m;
 	d->root = root;
 	snprintf(d->seps, sizeof(d->seps), "%s", seps);
-	d->nseps = strlen(d->seps);
 	return d;
 }
 
-static uint32_t key_hash(mfs_id parent, const char *s, size_t n)
+/* Remember node id as (parent, kind, s[0, n)). */
+static void remember(struct mfs_dotted *d, mfs_id parent, uint32_t kind, const char *s,
+		     size_t n, mfs_id id)
 {
-	return (uint32_t)mfs_hash64(s, n, parent);
-}
-
-/* The entries of (parent, s[0, n)) of either kind (NULL where none), and
- * the empty slot where a new one goes. */
-struct found {
-	struct entry *kind[2];
-	struct slot *free;
-};
-
-static struct found find(struct mfs_dotted *d, mfs_id parent, const char *s, size_t n,
-			 uint32_t h)
-{
-	struct found f = {{NULL, NULL}, NULL};
-	if (!d->nslots)
-		return f;
-	size_t mask = d->nslots - 1;
-	for (size_t j = h & mask;; j = (j + 1) & mask) {
-		struct slot *e = &d->slots[j];
-		if (e->at == NONE) {
-			f.free = e;
-			return f;
-		}
-		struct entry *x = &d->ents[e->at];
-		if (e->h == h && x->parent == parent && x->len == n &&
-		    memcmp(d->pool + x->off, s, n) == 0)
-			f.kind[x->kind] = x;
-	}
-}
-
-static bool grow_slots(struct mfs_dotted *d)
-{
-	if ((d->nents + 1) * 2 <= d->nslots)
-		return true;
-	size_t n = d->nslots ? d->nslots * 2 : 256;
-	struct slot *s = malloc(n * sizeof(*s));
-	if (!s) {
+	if (id != MFS_NONE && !d->failed &&
+	    mfs_dirmap_put(&d->dirs_made, parent, kind, s, n, id) < 0)
 		no_memory(d);
-		return false;
-	}
-	for (size_t i = 0; i < n; i++)
-		s[i].at = NONE;
-	for (size_t i = 0; i < d->nslots; i++) {
-		if (d->slots[i].at == NONE)
-			continue;
-		size_t j = d->slots[i].h & (n - 1);
-		while (s[j].at != NONE)
-			j = (j + 1) & (n - 1);
-		s[j] = d->slots[i];
-	}
-	free(d->slots);
-	d->slots = s;
-	d->nslots = n;
-	return true;
-}
-
-/* Remember node id as (parent, kind, s[0, n)) unless that is known; its
- * entry, or NULL. */
-static struct entry *remember(struct mfs_dotted *d, mfs_id parent, uint32_t kind,
-			      const char *s, size_t n, mfs_id id)
-{
-	/* One spare byte: the pool exists even when every component is empty. */
-	if (id == MFS_NONE || d->nents >= NONE || !grow_slots(d) ||
-	    !reserve(d, &d->pool, &d->pcap, d->plen, n + 1))
-		return NULL;
-	if (MFS_ARRAY_RESERVE(d->ents, d->nents, d->cents, 1, 256) < 0) {
-		no_memory(d);
-		return NULL;
-	}
-	uint32_t h = key_hash(parent, s, n);
-	struct found f = find(d, parent, s, n, h);
-	if (f.kind[kind])
-		return NULL;
-	memcpy(d->pool + d->plen, s, n);
-	struct entry *x = &d->ents[d->nents];
-	*x = (struct entry){parent, id, kind, d->plen, n, NULL, 0};
-	*f.free = (struct slot){h, (uint32_t)d->nents++};
-	d->plen += n;
-	return x;
-}
-
-static struct entry *entry_of(struct mfs_dotted *d, mfs_id parent, uint32_t kind, const char *s,
-			      size_t n)
-{
-	return find(d, parent, s, n, key_hash(parent, s, n)).kind[kind];
 }
 
 static mfs_id recall(struct mfs_dotted *d, mfs_id parent, uint32_t kind, const char *s, size_t n)
 {
-	struct entry *e = entry_of(d, parent, kind, s, n);
-	return e ? e->id : MFS_NONE;
+	return mfs_dirmap_get(&d->dirs_made, parent, kind, s, n);
 }
 
 static bool is_view_name(const char *s, size_t n)
@@ -224,19 +119,21 @@ static const char *request_name(const char *s, size_t *n, char req[16])
 static size_t comp_len(const struct mfs_dotted *d, const char *s, const char *end)
 {
 	const char *p = s;
-	if (d->nseps == 1) {
+	if (d->seps[0] && !d->seps[1]) {
 		p = memchr(s, d->seps[0], (size_t)(end - s));
 		return p ? (size_t)(p - s) : (size_t)(end - s);
 	}
-	while (p < end && !memchr(d->seps, *p, d->nseps))
+	size_t ns = strlen(d->seps);
+	while (p < end && !memchr(d->seps, *p, ns))
 		p++;
 	return (size_t)(p - s);
 }
 
 /* Whether link is one into sibling[0, sl). */
-static bool into(const struct entry *link, const char *sibling, size_t sl)
+static bool into(const struct mfs_dotted *d, const struct mfs_dirmap_entry *link,
+		 const char *sibling, size_t sl)
 {
-	return link && link->slen == sl && memcmp(link->sib, sibling, sl) == 0;
+	return link && mfs_dirmap_kept_is(&d->dirs_made, link, sibling, sl);
 }
 
 /* The link made before for a proper prefix of the name p[0, end) below dir
@@ -250,12 +147,13 @@ static mfs_id link_below(struct mfs_dotted *d, mfs_id dir, const char *p, const 
 		size_t n = comp_len(d, p, end);
 		if (p + n == end)
 			return MFS_NONE;
-		struct found f = find(d, dir, p, n, key_hash(dir, p, n));
-		if (into(f.kind[KEY_LINK], sibling, sl))
-			return f.kind[KEY_LINK]->id;
-		if (!f.kind[KEY_DIR])
+		struct mfs_dirmap_entry *f[2];
+		mfs_dirmap_find2(&d->dirs_made, dir, p, n, f);
+		if (into(d, f[KEY_LINK], sibling, sl))
+			return f[KEY_LINK]->id;
+		if (!f[KEY_DIR])
 			return MFS_NONE;
-		dir = f.kind[KEY_DIR]->id;
+		dir = f[KEY_DIR]->id;
 		p += n + 1;
 	}
 }
@@ -286,18 +184,19 @@ static struct place walk(struct mfs_dotted *d, const char *name, size_t len, con
 	for (unsigned depth = 0;; depth++) {
 		size_t n = comp_len(d, p, end);
 		bool last = p + n == end;
-		struct found f = {{NULL, NULL}, NULL};
+		struct mfs_dirmap_entry *f[2] = {NULL, NULL};
 		if (!last && !pl.fresh)
-			f = find(d, dir, p, n, key_hash(dir, p, n));
-		if (sibling && into(f.kind[KEY_LINK], sibling, sl)) {
-			pl.via = f.kind[KEY_LINK]->id;
+			mfs_dirmap_find2(&d->dirs_made, dir, p, n, f);
+		if (sibling && into(d, f[KEY_LINK], sibling, sl)) {
+			pl.via = f[KEY_LINK]->id;
 			return pl;
 		}
-		struct entry *c = f.kind[KEY_DIR];
+		mfs_id c = f[KEY_DIR] ? f[KEY_DIR]->id : MFS_NONE;
 		if (!last && (depth == DEPTH_MAX ||
-			      (!c && d->dirs >= DIRS_FREE + (d->name_bytes + len) / DIR_BYTES))) {
-			if (sibling && c)
-				pl.via = link_below(d, c->id, p + n + 1, end, sibling, sl);
+			      (c == MFS_NONE &&
+			       d->dirs >= DIRS_FREE + (d->name_bytes + len) / DIR_BYTES))) {
+			if (sibling && c != MFS_NONE)
+				pl.via = link_below(d, c, p + n + 1, end, sibling, sl);
 			if (pl.via != MFS_NONE)
 				return pl;
 			last = true;
@@ -309,20 +208,18 @@ static struct place walk(struct mfs_dotted *d, const char *name, size_t len, con
 			pl.last_len = (size_t)(end - p);
 			return pl;
 		}
-		if (c) {
-			dir = c->id;
-		} else {
+		if (c == MFS_NONE) {
 			d->dirs++;
 			char req[16];
 			size_t rl = n;
 			const char *r = request_name(p, &rl, req);
-			mfs_id nd = mfs_add_dir(d->m, dir, r, rl);
-			if (nd == MFS_NONE)
+			c = mfs_add_dir(d->m, dir, r, rl);
+			if (c == MFS_NONE)
 				return pl;
-			remember(d, dir, KEY_DIR, p, n, nd);
-			dir = nd;
+			remember(d, dir, KEY_DIR, p, n, c);
 			pl.fresh = true;
 		}
+		dir = c;
 		p += n + 1;
 	}
 }
@@ -470,11 +367,12 @@ mfs_id mfs_dotted_add_link(struct mfs_dotted *d, const char *name, size_t len,
 	size_t rl = pl.last_len;
 	const char *r = request_name(pl.last, &rl, req);
 	mfs_id id = mfs_add_link_text(d->m, pl.dir, r, rl, target, pos);
-	struct entry *e = remember(d, pl.dir, KEY_LINK, pl.last, pl.last_len, id);
-	if (e) {
-		e->sib = sibling;
-		e->slen = strlen(sibling);
-	}
+	remember(d, pl.dir, KEY_LINK, pl.last, pl.last_len, id);
+	struct mfs_dirmap_entry *e =
+		id == MFS_NONE ? NULL
+			       : mfs_dirmap_find(&d->dirs_made, pl.dir, KEY_LINK, pl.last, pl.last_len);
+	if (e && !d->failed && mfs_dirmap_keep(&d->dirs_made, e, sibling, strlen(sibling)) < 0)
+		no_memory(d);
 	return id;
 }
 
@@ -489,10 +387,8 @@ void mfs_dotted_finish(struct mfs_dotted *d, mfs_id dir)
 		if (id != MFS_NONE && !d->ilen)
 			d->m->nodes[id].u.text.len = 0;
 	}
-	free(d->slots);
-	free(d->ents);
+	mfs_dirmap_free(&d->dirs_made);
 	free(d->base);
-	free(d->pool);
 	free(d->index);
 	free(d);
 }

@@ -46,8 +46,7 @@ mfs_id mfs_dotted_add(struct mfs_dotted *d, const char *name, size_t len,
  * directory (sharded safetensors): its target is as many `../` as lead out of
  * this model's directory, then `sibling`, then the link's own path from its
  * model directory (`../../../model-00001-of-00002.safetensors/tensors/a/b`).
- * sibling is the sibling's escaped name, kept (not copied) until
- * mfs_dotted_finish. A name below a link added before
+ * sibling is the sibling's escaped name. A name below a link added before
  * into the same sibling (`a.b.c` after `a.b`) is reached through that link:
  * nothing is added, and that link's id is returned (add names in sorted
  * order for this to hold). Returns the link's id or MFS_NONE. */
