@@ -138,16 +138,8 @@ def edit(b, sec):
 					b.check_errors()
 				if os.path.islink(link):
 					raise BenchError("the edit left the link in place")
-		dest = link + ".copy"
-		cps, syncs = [], []
-		for _ in range(b.runs):
-			for c, out in ((f"cp {blob} {dest} && mv {dest} {link}", cps),
-				       (f"cp {blob} {dest} && sync {dest} && mv {dest} {link}", syncs)):
-				preread(blob)
-				run(["sync"])
-				out.append(timed(["sh", "-c", c]))
+		c, cs = b.cp_over(blob, link)
 		durable, fast = median(ours[()]), median(ours[("-o", "no_fsync")])
-		c, cs = median(cps), median(syncs)
 		b.res.add(sec, label, durable, "s", cs, "cp of the blob, sync of the copy, mv over the link",
 			  cs / durable, "no slower than cp", durable <= cs)
 		b.res.add(sec, "  the same with -o no_fsync", fast, "s", c, "cp of the blob, mv over",
