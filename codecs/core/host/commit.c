@@ -176,7 +176,8 @@ static void progress_at(struct patched *pa, uint64_t written)
 {
 	if (!pa->step || (written < pa->next && written < pa->total))
 		return;
-	pa->o->progress(pa->o->progress_ctx, pa->m->name, written, pa->total);
+	pa->o->progress(pa->o->progress_ctx, pa->o->name ? pa->o->name : pa->m->name, written,
+			pa->total);
 	pa->next = (written / pa->step + 1) * pa->step;
 }
 
@@ -297,10 +298,11 @@ static int patch_journaled(int dirfd, const struct mfs_model *m, const struct mf
 			   const struct stat *st, const struct mfs_commit_opts *o, uint8_t *buf,
 			   struct mfs_err *err)
 {
+	const char *name = o->name ? o->name : m->name;
 	char jn[256];
-	mfs_journal_name(m->name, jn);
+	mfs_journal_name(name, jn);
 	struct mfs_err rerr = {0};
-	int r = mfs_recover_file(dirfd, m->name, &rerr);  /* a stale one would block us */
+	int r = mfs_recover_file(dirfd, name, &rerr);  /* a stale one would block us */
 	if (r == MFS_JOURNAL_LEFT)
 		return JOURNAL_TAKEN;
 	if (r < 0) {
@@ -319,10 +321,10 @@ static int patch_journaled(int dirfd, const struct mfs_model *m, const struct mf
 		return r;
 	}
 	/* From here until the journal is gone, a crash rolls back. */
-	int fd = openat(dirfd, m->name, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+	int fd = openat(dirfd, name, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
 	struct stat now;
 	if (fd < 0 || fstat(fd, &now) < 0 || now.st_ino != st->st_ino || now.st_dev != st->st_dev) {
-		r = mfs_error(err, fd < 0 ? errno : EAGAIN, "cannot reopen %s for writing", m->name);
+		r = mfs_error(err, fd < 0 ? errno : EAGAIN, "cannot reopen %s for writing", name);
 		if (fd >= 0)
 			close(fd);
 		unlinkat(dirfd, jn, 0);
@@ -340,7 +342,7 @@ static int patch_journaled(int dirfd, const struct mfs_model *m, const struct mf
 	if (r < 0) {
 		/* Put the old bytes back now rather than at the next mount. */
 		struct mfs_err uerr = {0};
-		mfs_journal_settle(dirfd, jn, jfd, m->name, &uerr);
+		mfs_journal_settle(dirfd, jn, jfd, name, &uerr);
 		close(jfd);
 		return r;
 	}
@@ -372,9 +374,10 @@ int mfs_commit(int dirfd, const struct mfs_model *m, const struct mfs_patch *p,
 {
 	static const struct mfs_commit_opts defaults;
 	const struct mfs_commit_opts *o = opts ? opts : &defaults;
+	const char *name = o->name ? o->name : m->name;
 	struct stat st;
-	int r = o->link_target ? same_link(dirfd, m->name, m, o->link_target, &st, err)
-			       : same_file(dirfd, m->name, m, &st, err);
+	int r = o->link_target ? same_link(dirfd, name, m, o->link_target, &st, err)
+			       : same_file(dirfd, name, m, &st, err);
 	if (r < 0)
 		return r;
 	if (p->n) {
@@ -384,14 +387,14 @@ int mfs_commit(int dirfd, const struct mfs_model *m, const struct mfs_patch *p,
 		if (r == JOURNAL_TAKEN) {
 			struct patched pa = {.m = m, .p = p, .o = o, .st = &st};
 			struct rewrite rw = {fill_patched, &pa, m->codec, &st};
-			r = replace_file(dirfd, m->name, &rw, o, err);
+			r = replace_file(dirfd, name, &rw, o, err);
 		}
 		if (r < 0)
 			return r;
 	}
 	if (p->has_sidecar && m->codec->sidecar) {
 		char side[512];
-		snprintf(side, sizeof(side), "%s%s", m->name, m->codec->sidecar);
+		snprintf(side, sizeof(side), "%s%s", name, m->codec->sidecar);
 		struct stat sst;
 		bool have = fstatat(dirfd, side, &sst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(sst.st_mode);
 		struct bytes_arg b = {p->sidecar, p->sidecar_len};

@@ -38,9 +38,12 @@ struct mfs_commit_opts {
 	 * content becomes a regular file renamed over the link, never a patch
 	 * in place: the file the link leads to is left byte-identical. */
 	const struct stat *link_target;
+	/* The source's name in dirfd, when it is not m->name: a model shared
+	 * by the names of one file is committed through the name written to. */
+	const char *name;
 };
 
-/* Apply p, made against model m, to m->name in dirfd (or in the place of
+/* Apply p, made against model m, to m->name (opts->name) in dirfd (or in the place of
  * the link of that name: opts->link_target). m->fd must be the source that
  * m was indexed from. */
 int mfs_commit(int dirfd, const struct mfs_model *m, const struct mfs_patch *p,

@@ -153,6 +153,9 @@ struct mfs_model {
 	const uint8_t *sidecar;     /* <name><codec->sidecar> if it exists */
 	size_t sidecar_len;
 	bool has_sidecar;
+	/* The open looked beside the file (a sidecar, or siblings checked):
+	 * the tree may differ for another name of the same file. */
+	bool beside;
 	void *priv;                 /* codec state, freed by codec->close */
 	struct mfs_runtime *rt;     /* lent by the host (runtime.h); NULL: none */
 	/* A problem the open got past (a malformed sidecar, say): "" if none;
