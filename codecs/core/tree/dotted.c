@@ -292,26 +292,28 @@ mfs_id mfs_dotted_add(struct mfs_dotted *d, const char *name, size_t len,
 
 mfs_id mfs_dotted_add_dir(struct mfs_dotted *d, const char *name, size_t len)
 {
-	const char *last;
-	size_t n;
-	mfs_id dir = walk(d, name, len, &last, &n);
-	if (dir == MFS_NONE)
+	struct place pl = walk(d, name, len, NULL);
+	if (pl.dir == MFS_NONE)
 		return MFS_NONE;
-	mfs_id c = recall(d, dir, KEY_DIR, last, n);
+	mfs_id c = pl.fresh ? MFS_NONE : recall(d, pl.dir, KEY_DIR, pl.last, pl.last_len);
 	if (c != MFS_NONE)
 		return c;
 	char req[16];
-	size_t rl = n;
-	const char *r = request_name(last, &rl, req);
-	c = mfs_add_dir(d->m, dir, r, rl);
-	remember(d, dir, KEY_DIR, last, n, c);
+	size_t rl = pl.last_len;
+	const char *r = request_name(pl.last, &rl, req);
+	c = mfs_add_dir(d->m, pl.dir, r, rl);
+	if (c != MFS_NONE)
+		remember(d, pl.dir, KEY_DIR, pl.last, pl.last_len, c);
 	return c;
 }
 
 mfs_id mfs_dotted_parent(struct mfs_dotted *d, const char *name, size_t len, const char **last,
 			 size_t *last_len)
 {
-	return walk(d, name, len, last, last_len);
+	struct place pl = walk(d, name, len, NULL);
+	*last = pl.last;
+	*last_len = pl.last_len;
+	return pl.dir;
 }
 
 void mfs_dotted_index(struct mfs_dotted *d, const char *name, size_t len,
