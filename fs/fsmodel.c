@@ -707,7 +707,7 @@ int fsmodel_commit(struct fsmodel *fm, struct inode *vi, const struct mfs_conten
 	if (ret == 0)
 		inode_foreach_model(fm, inval_one, NULL);
 	if (ret == 0 && shared)
-		share_check_others(fm, r);
+		share_check_others(fm, r, fsmodel_check);
 	close(dfd);
 out:
 	pthread_mutex_unlock(&fm->commit);

@@ -96,8 +96,8 @@ bool share_release(struct mref *r)
 
 /* The other models of the mount, each with a reference on its inode. Their
  * generations are looked at after the walk, not under the table lock:
- * fsmodel_check resolves names (which takes the table lock) while it holds
- * its model's lock. */
+ * the check (fsmodel_check, given by the model layer above) resolves names,
+ * which takes the table lock, while it holds its model's lock. */
 struct sharers {
 	const struct fsmodel *self;
 	struct inode **mi;
@@ -121,7 +121,7 @@ static void find_sharer(struct inode *i, void *arg)
 	s->mi[s->n++] = i;
 }
 
-void share_check_others(struct fsmodel *fm, struct mref *r)
+void share_check_others(struct fsmodel *fm, struct mref *r, void (*check)(struct fsmodel *))
 {
 	struct sharers s = {.self = fm};
 	inode_foreach(fm->inode->fs, find_sharer, &s);
@@ -131,7 +131,7 @@ void share_check_others(struct fsmodel *fm, struct mref *r)
 		bool same = o->cur == r;
 		pthread_mutex_unlock(&o->lock);
 		if (same)
-			fsmodel_check(o);
+			check(o);
 		inode_put(s.mi[k]);
 	}
 	free(s.mi);

@@ -21,9 +21,9 @@ void share_offer(struct mref *r, const struct stat *st, const char *name);
 /* Drop a reference to a shared r; true when it was the last one (r is then
  * out of the table, for the caller to free). */
 bool share_release(struct mref *r);
-/* After a commit of fm from generation r: the other names showing r check
- * their source (the file was replaced under them), so that they read the
- * commit too. */
-void share_check_others(struct fsmodel *fm, struct mref *r);
+/* After a commit of fm from generation r: the other names showing r are
+ * given to check (the model layer's fsmodel_check: their source was
+ * replaced under them), so that they read the commit too. */
+void share_check_others(struct fsmodel *fm, struct mref *r, void (*check)(struct fsmodel *));
 
 #endif
