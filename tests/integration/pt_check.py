@@ -20,8 +20,6 @@ from harness import check, eq
 
 VIEWS = ("shape", "dtype", "values.txt", "data", "data.npy")
 STORAGE = "user.modelfs.storage"
-# False while the codec has no storage attribute yet (test_pytorch sets it)
-CHECK_XATTR = True
 
 
 # ---------------------------------------------------------------- names
@@ -114,8 +112,7 @@ def check_tensor(path, t):
         start = t.offset * t.itemsize
         storage = storage_bytes(t)
         eq(raw, storage[start:start + t.numel * t.itemsize], "data of " + path)
-    if CHECK_XATTR:
-        eq(os.getxattr(path, STORAGE).decode(), t.key, STORAGE + " of " + path)
+    eq(os.getxattr(path, STORAGE).decode(), t.key, STORAGE + " of " + path)
     if t.overlaps():
         for v in ("values.txt", "data.npy"):
             check(not os.stat(os.path.join(path, v)).st_mode & 0o222,

@@ -16,7 +16,6 @@ import collections
 import errno
 import os
 import shutil
-import sys
 import tempfile
 import zipfile
 
@@ -27,7 +26,7 @@ import pt_check as pc
 import torch_decode as td
 import torch_write as tw
 from formats import error_lines, expect_refused, npy_saver, read_every_file, read_text, walk, write_file, write_ok
-from harness import SLOW, Mount, check, eq, run, settle, sha, skip_unless_fuse
+from harness import SLOW, Mount, check, eq, run, settle, sha
 
 SAMPLES = tempfile.mkdtemp(prefix="mfs-torch-")
 ALL = tw.write_all(SAMPLES)
@@ -63,40 +62,6 @@ def mount(names=None, opts=()):
     return m
 
 
-FEATURES = {}
-
-
-def probe_features():
-    """While the codec is being written: which of its parts exist (a
-    checkpoint's directory, the storage attribute, writable views)."""
-    with mount(["linear.pt"]) as m:
-        d = m.m("linear.pt", "0", "bias")
-        FEATURES["codec"] = os.path.isdir(m.m("linear.pt"))
-        if not FEATURES["codec"]:
-            return
-        try:
-            os.getxattr(d, pc.STORAGE)
-            FEATURES["xattr"] = True
-        except OSError:
-            FEATURES["xattr"] = False
-        # an edit of this throwaway copy
-        FEATURES["edits"] = write_file(os.path.join(d, "values.txt"), "0 0 0 0\n") is None
-    pc.CHECK_XATTR = FEATURES["xattr"]
-
-
-def needs(*features):
-    """Skips the test while the codec lacks one of features."""
-    def wrap(fn):
-        def t():
-            missing = [f for f in features if not FEATURES.get(f)]
-            if missing:
-                print("SKIP %s: the codec has no %s yet" % (fn.__name__, ", ".join(missing)))
-                return
-            fn()
-        t.__name__ = fn.__name__
-        return t
-    return wrap
-
 
 # ---------------------------------------------------------------- reading
 
@@ -126,7 +91,6 @@ def test_module_state_dicts():
            "padding_idx row")
 
 
-@needs("xattr")
 def test_hugging_face_checkpoint():
     """bfloat16 and float16, the tied head sharing the embedding's storage;
     the zip's top folder is `archive` (.bin) or the stem (model.bin)."""
@@ -236,7 +200,6 @@ def test_every_dtype():
             eq(read_text(p, "scalar", "values.txt"), "3.5\n", "0-d tensor")
 
 
-@needs("xattr")
 def test_views():
     """Views share base's storage; spans have data (column-major ones with
     fortran_order), the others not; expand's stride 0 is read-only."""
@@ -317,7 +280,6 @@ def key_of(m, name, *p):
     return pc.resolve(td.load(m.s(name)), p).key
 
 
-@needs("edits")
 def test_edit_values_txt():
     with mount() as m:
         new = np.arange(20, dtype=np.float32).reshape(4, 5) / 8 - 1
@@ -342,7 +304,6 @@ def test_edit_values_txt():
         eq(os.stat(m.s("dtypes.pt")).st_mtime_ns, st.st_mtime_ns, "same values rewritten")
 
 
-@needs("edits")
 def test_edit_tied_and_bfloat16():
     """An edit of the tied head is seen through the embedding: one storage."""
     with mount(["pytorch_model.bin"]) as m:
@@ -374,7 +335,6 @@ def test_edit_tied_and_bfloat16():
                      "values.txt").split("\n")[:2], ["1", "1.016"], "ties to even (1.016: bfloat16 1.015625 shortest)")
 
 
-@needs("edits")
 def test_edit_through_views():
     """Each element written through a view lands where the view says."""
     with mount(["views.pt", "legacy.pt"]) as m:
@@ -408,7 +368,6 @@ def test_edit_through_views():
             eq(sha(m.s(name)), before, "source after a refused write to an overlapping view")
 
 
-@needs("edits")
 def test_data_npy_same_shape():
     """data.npy of the same shape through a view and a whole tensor; another
     shape where other tensors share the storage (tied, a view's base, a
@@ -427,7 +386,6 @@ def test_data_npy_same_shape():
                        writer=npy_saver(np.zeros((4, 5), np.float64)))
 
 
-@needs("edits")
 def test_data_npy_new_shape():
     """data.npy changes the shape of a tensor that alone covers its storage:
     the storage record rewritten, the pickle's sizes and numel follow."""
@@ -463,7 +421,6 @@ def setter(*path):
     return mutate
 
 
-@needs("edits")
 def test_edit_scalars_in_place():
     """Values whose opcode keeps its length: patched into the pickle, only
     that opcode changed, every other record byte-identical and aligned."""
@@ -476,7 +433,6 @@ def test_edit_scalars_in_place():
              setter("optimizer_states", 0, "param_groups", 0, "amsgrad", True))])
 
 
-@needs("edits")
 def test_edit_pickle_rewrite():
     """Values of another length: the pickle record written again (only that
     value's opcode changed), the archive rewritten with every later
@@ -504,7 +460,6 @@ def test_edit_pickle_rewrite():
         eq(read_text(m.m(CKPT, "hyper_parameters", "monitor")), "val_loss\n", "the other use of the string")
 
 
-@needs("edits")
 def test_edit_literals():
     """Lists and tuples of plain values written as Python literals (same
     type, any length); another type or unparsable text is refused."""
@@ -519,7 +474,6 @@ def test_edit_literals():
 @xfail("codec: a literal the pickle shares through its memo (Adam's betas, one tuple for every "
        "param group) is read-only ('shares values with other places of the pickle'); the contract "
        "has the edited place change alone, as the codec does for strings")
-@needs("edits")
 def test_edit_shared_literal():
     with mount(["optimizer.pt"]) as m:
         edit_cases(m, "optimizer.pt", [("param_groups/0/betas", "(0.8, 0.99)\n",
@@ -548,13 +502,11 @@ def test_objects_read_only():
 
 @xfail("codec: bytes values are read-only (EACCES) where protocol 2 builds them, "
        "by _codecs.encode, as every torch.save does")
-@needs("edits")
 def test_edit_bytes():
     with mount([PROTOCOL2]) as m:
         edit_cases(m, PROTOCOL2, [("bytes", b"new\x00bytes", setter("bytes", b"new\x00bytes"))], one_op=False)
 
 
-@needs("edits")
 def test_refused():
     """Bad input: EINVAL (ERANGE out of range), the source byte-identical,
     an errors line naming the view; read-only parts refuse to open."""
@@ -582,7 +534,6 @@ def test_refused():
         eq(sha(m.s(c)), before, "source after writes to read-only files")
 
 
-@needs("edits")
 def test_legacy_in_place():
     with mount(["legacy.pt", "legacy_dtypes.pth"]) as m:
         e = Edit(m, "legacy.pt")
@@ -597,7 +548,6 @@ def test_legacy_in_place():
         check(all(t.file_offset <= i < t.file_offset + 32 for i in diff), "bytes changed outside the storage")
 
 
-@needs("edits")
 def test_many_and_large():
     """A checkpoint of thousands of tensors and a large one: every file
     reads its st_size, values equal torch.load's, and an edit near the end
@@ -676,14 +626,7 @@ def test_zip_layout_of_samples():
     eq(tops["pytorch_model.bin"], "archive/", "saved through a buffer")
 
 
-
 if __name__ == "__main__":
-    skip_unless_fuse()
-    probe_features()
-    if not FEATURES["codec"]:
-        shutil.rmtree(SAMPLES, ignore_errors=True)
-        print("SKIP: no PyTorch codec in this build")
-        sys.exit(77)
     try:
         run([test_zip_layout_of_samples, test_read_every_file, test_module_state_dicts,
              test_hugging_face_checkpoint, test_optimizer_and_lightning, test_plain_values,
