@@ -738,11 +738,18 @@ void fsmodel_check(struct fsmodel *fm)
 	bool changed, gone = false;
 	struct mref *drop = NULL;
 	bool link;
+	/* The stats come first: they resolve names beneath the parent, which
+	 * takes the table lock, and that comes before a model's lock. */
 	pthread_mutex_lock(&fm->lock);
-	if (link_source_stat(mi->parent, mi->name, &st, &link) < 0) {
+	const char *sidecar = fm->sidecar;  /* a codec's constant suffix */
+	pthread_mutex_unlock(&fm->lock);
+	bool missing = link_source_stat(mi->parent, mi->name, &st, &link) < 0;
+	if (!missing)
+		side_stat(mi->parent, mi->name, sidecar, &side);
+	pthread_mutex_lock(&fm->lock);
+	if (missing) {
 		changed = gone = true;
 	} else {
-		side_stat(mi->parent, mi->name, fm->sidecar, &side);
 		changed = !same_stat(&st, &fm->st) || !same_side(&side, &fm->side_st);
 		gone = st.st_ino != fm->st.st_ino || st.st_dev != fm->st.st_dev;
 	}
