@@ -6,7 +6,7 @@ against cp."""
 
 import os
 
-from ..common import BenchError, median, preread, timed
+from ..common import REPO, BenchError, median, preread, run, timed
 
 # {'epoch', 'pytorch-lightning_version', 'state_dict': {'model.w': float32
 # [n, 16384] of mib MiB, 'model.b'}}: a training run's checkpoint
@@ -38,6 +38,9 @@ def measure(b):
 	sec = "pytorch"
 	mib = b.s["mib"]
 	try:
+		# torch.save writes the inputs: python3-torch, installed for this
+		# section only
+		run([os.path.join(REPO, "scripts", "install-deps"), "torch"])
 		big = b.py_file(f"pytorch-{mib}m/big.pt", PT_BIG, mib)
 	except BenchError as e:
 		b.res.fail(sec, "the checkpoint", e)
