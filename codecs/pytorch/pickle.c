@@ -227,7 +227,7 @@ static int op_unicode(struct pk_parser *ps)
 {
 	const uint8_t *s;
 	size_t n;
-	uint64_t at;
+	uint64_t at = 0;
 	int r = pk_line(ps, &s, &n);
 	if (r < 0 || (r = text_room(ps, 2 * (uint64_t)n, &at)) < 0)
 		return r;
@@ -271,7 +271,7 @@ static int op_string(struct pk_parser *ps)
 {
 	const uint8_t *s;
 	size_t n;
-	uint64_t at;
+	uint64_t at = 0;
 	int r = pk_line(ps, &s, &n);
 	if (r < 0)
 		return r;
