@@ -12,7 +12,7 @@
 #include "tennis.h"
 
 /* TenniS's DTYPE enum (include/core/dtype.h upstream) and type_bytes(). */
-static const struct tsm_type types[] = {
+static const struct tennis_type types[] = {
 	[0] = {MFS_DT_VOID, 0, NULL},
 	[1] = {MFS_DT_I8, 1, NULL},
 	[2] = {MFS_DT_U8, 1, NULL},
@@ -49,12 +49,12 @@ static const struct tsm_type types[] = {
 };
 #define NTYPES (sizeof(types) / sizeof(types[0]))
 
-const struct tsm_type *mfs_tennis_type(unsigned code)
+const struct tennis_type *tennis_type_of(unsigned code)
 {
 	return code < NTYPES ? &types[code] : NULL;
 }
 
-int mfs_tennis_code(enum mfs_dtype dt)
+int tennis_code(enum mfs_dtype dt)
 {
 	/* Types without values (void, char16/32, opaque) have no meaning to
 	 * convert to; each numeric dtype has exactly one code. */
@@ -73,7 +73,7 @@ static int tennis_bid(const uint8_t *head, size_t n, uint64_t size, const char *
 	 * be called anything). A .tsm without the code bids by its name, so
 	 * that open says why it is not one. */
 	bool ext = mfs_has_ext(name, ".tsm");
-	if (n < 8 || mfs_le32(head + 4) != TSM_CODE)
+	if (n < 8 || mfs_le32(head + 4) != TENNIS_CODE)
 		return ext ? 8 : 0;
 	return 32 + (ext ? 8 : 0);
 }
@@ -107,7 +107,7 @@ struct field {
 	uint64_t nelem;
 	uint8_t code;
 	uint32_t ndim;
-	uint64_t dims[TSM_MAX_DIMS];
+	uint64_t dims[TENNIS_MAX_DIMS];
 };
 
 /* A node's #name, for by-name/. */
@@ -220,30 +220,30 @@ static void show_name(char out[48], const uint8_t *s, uint64_t len)
 		out[n] = '\0';
 }
 
-static const char *type_name(const struct tsm_type *ty)
+static const char *type_name(const struct tennis_type *ty)
 {
 	return ty->name ? ty->name : mfs_dtype_info((enum mfs_dtype)ty->dtype)->name;
 }
 
 static int read_field(struct rd *r, struct field *f)
 {
-	if (left(r) < TSM_FIELD_HEAD)
-		return truncated(r, "dtype and dims count", TSM_FIELD_HEAD);
+	if (left(r) < TENNIS_FIELD_HEAD)
+		return truncated(r, "dtype and dims count", TENNIS_FIELD_HEAD);
 	f->off = r->pos;
 	f->code = r->b[r->pos];
-	const struct tsm_type *ty = mfs_tennis_type(f->code);
+	const struct tennis_type *ty = tennis_type_of(f->code);
 	if (!ty)
 		return mfs_error(r->err, EINVAL, "%s: unknown dtype code %u at offset %llu",
 				 r->where, f->code, (unsigned long long)f->off);
 	f->ndim = mfs_le32(r->b + r->pos + 1);
-	r->pos += TSM_FIELD_HEAD;
+	r->pos += TENNIS_FIELD_HEAD;
 	if ((uint64_t)f->ndim * 4 > left(r))
 		return mfs_error(r->err, EINVAL, "%s: dims count %u needs %llu bytes, %llu left",
 				 r->where, f->ndim, (unsigned long long)f->ndim * 4,
 				 (unsigned long long)left(r));
-	if (f->ndim > TSM_MAX_DIMS)
+	if (f->ndim > TENNIS_MAX_DIMS)
 		return mfs_error(r->err, EINVAL, "%s: %u dimensions, at most %u are supported",
-				 r->where, f->ndim, TSM_MAX_DIMS);
+				 r->where, f->ndim, TENNIS_MAX_DIMS);
 	f->nelem = 1;
 	for (uint32_t k = 0; k < f->ndim; k++) {
 		f->dims[k] = mfs_le32(r->b + r->pos + 4 * (uint64_t)k);
@@ -268,7 +268,7 @@ static int read_field(struct rd *r, struct field *f)
 static void add_field(struct rd *r, mfs_id parent, const char *name, size_t len,
 		      const struct field *f)
 {
-	const struct tsm_type *ty = mfs_tennis_type(f->code);
+	const struct tennis_type *ty = tennis_type_of(f->code);
 	const struct mfs_dtype_info *di = mfs_dtype_info((enum mfs_dtype)ty->dtype);
 	struct mfs_tensor t;
 	memset(&t, 0, sizeof(t));
@@ -317,7 +317,7 @@ static int walk_params(struct rd *r, uint32_t node, uint32_t nparams, mfs_id dir
 		char shown[48];
 		show_name(shown, (const uint8_t *)pn, nl);
 		set_where(r, "node %u param '%s'", node, shown);
-		rc = get_count(r, "field count", TSM_FIELD_HEAD, &nf);
+		rc = get_count(r, "field count", TENNIS_FIELD_HEAD, &nf);
 		if (rc < 0)
 			return rc;
 		/* One field is the tensor itself; else a directory of fields
@@ -333,9 +333,9 @@ static int walk_params(struct rd *r, uint32_t node, uint32_t nparams, mfs_id dir
 			if (rc < 0)
 				return rc;
 			if (dir == MFS_NONE) {
-				if (nf == 1 && f.code == TSM_CHAR8 && nl == 3 && !memcmp(pn, "#op", 3))
+				if (nf == 1 && f.code == TENNIS_CHAR8 && nl == 3 && !memcmp(pn, "#op", 3))
 					note_string(op, &f);
-				if (nf == 1 && f.code == TSM_CHAR8 && nl == 5 && !memcmp(pn, "#name", 5))
+				if (nf == 1 && f.code == TENNIS_CHAR8 && nl == 5 && !memcmp(pn, "#name", 5))
 					note_string(name, &f);
 			} else if (nf == 1) {
 				add_field(r, dir, pn, nl, &f);
@@ -355,7 +355,7 @@ static mfs_id add_string(struct rd *r, mfs_id dir, const char *name, const struc
 		return MFS_NONE;
 	mfs_id id = mfs_add_text(r->m, dir, name, strlen(name), (const char *)r->b + s->data,
 				 (size_t)s->len, MFS_NF_WRITABLE);
-	mfs_set_tag(r->m, id, TSM_TAG(TSM_TAG_STRING, s->field));
+	mfs_set_tag(r->m, id, TENNIS_TAG(TENNIS_TAG_STRING, s->field));
 	return id;
 }
 
@@ -443,23 +443,23 @@ static int tennis_open(struct mfs_model *m, struct mfs_err *err)
 	struct rd r = {.m = m, .b = m->base, .size = m->size, .err = err};
 	if (m->size < 8)
 		return mfs_error(err, EINVAL, "not a TenniS module: %llu bytes, the code 0x%08x is at offset 4",
-				 (unsigned long long)m->size, TSM_CODE);
-	if (mfs_le32(m->base + 4) != TSM_CODE)
+				 (unsigned long long)m->size, TENNIS_CODE);
+	if (mfs_le32(m->base + 4) != TENNIS_CODE)
 		return mfs_error(err, EINVAL, "not a TenniS module: 0x%08x at offset 4, expected the code 0x%08x",
-				 mfs_le32(m->base + 4), TSM_CODE);
-	if (m->size < TSM_HEADER_LEN)
+				 mfs_le32(m->base + 4), TENNIS_CODE);
+	if (m->size < TENNIS_HEADER_LEN)
 		return mfs_error(err, EINVAL, "header: needs %u bytes, the file has %llu",
-				 TSM_HEADER_LEN, (unsigned long long)m->size);
+				 TENNIS_HEADER_LEN, (unsigned long long)m->size);
 	mfs_id hdr = mfs_add_dir(m, MFS_ROOT, "header", 6);
 	mfs_id id = mfs_add_textf(m, hdr, "fake", MFS_NF_WRITABLE, "%u", mfs_le32(m->base));
-	mfs_set_tag(m, id, TSM_TAG(TSM_TAG_FAKE, 0));
-	mfs_add_textf(m, hdr, "code", 0, "0x%08x", TSM_CODE);
-	id = mfs_add_raw(m, hdr, "reserved", 8, TSM_RESERVED_OFF, TSM_RESERVED_LEN,
+	mfs_set_tag(m, id, TENNIS_TAG(TENNIS_TAG_FAKE, 0));
+	mfs_add_textf(m, hdr, "code", 0, "0x%08x", TENNIS_CODE);
+	id = mfs_add_raw(m, hdr, "reserved", 8, TENNIS_RESERVED_OFF, TENNIS_RESERVED_LEN,
 			 MFS_NF_WRITABLE);
-	mfs_set_tag(m, id, TSM_TAG(TSM_TAG_RESERVED, TSM_RESERVED_OFF));
+	mfs_set_tag(m, id, TENNIS_TAG(TENNIS_TAG_RESERVED, TENNIS_RESERVED_OFF));
 
 	struct list in, out;
-	r.pos = TSM_HEADER_LEN;
+	r.pos = TENNIS_HEADER_LEN;
 	set_where(&r, "module inputs");
 	int rc = get_list(&r, &in);
 	if (rc < 0)
@@ -509,5 +509,5 @@ const struct mfs_codec mfs_codec_tennis = {
 	.bid = tennis_bid,
 	.open = tennis_open,
 	.close = NULL,
-	.edit = mfs_tennis_edit,
+	.edit = tennis_edit,
 };
