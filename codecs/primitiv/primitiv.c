@@ -15,34 +15,34 @@
 #include "numtext.h"
 #include "primitiv_wire.h"
 
-#define PV_HEAD_LEN 15
-#define PV_MAX_DIMS 8           /* primitiv's Shape::MAX_DEPTH */
+#define PRIMITIV_HEAD_LEN 15
+#define PRIMITIV_MAX_DIMS 8           /* primitiv's Shape::MAX_DEPTH */
 /* Each level of a key path costs at least 2 bytes of a path name ("x/"), so
  * deeper trees could not be reached through a PATH_MAX path anyway; real
  * models nest a handful of levels. */
-#define PV_KEY_DEPTH_MAX 1024
+#define PRIMITIV_KEY_DEPTH_MAX 1024
 
-enum pv_data_type {
-	PV_SHAPE = 0x000,
-	PV_TENSOR = 0x100,
-	PV_PARAMETER = 0x200,
-	PV_MODEL = 0x300,
-	PV_OPTIMIZER = 0x400,
+enum primitiv_data_type {
+	PRIMITIV_SHAPE = 0x000,
+	PRIMITIV_TENSOR = 0x100,
+	PRIMITIV_PARAMETER = 0x200,
+	PRIMITIV_MODEL = 0x300,
+	PRIMITIV_OPTIMIZER = 0x400,
 };
 
 /* Node tags of optimizer configs: source offset of the value << 2 | kind. */
-enum { PV_CFG_UINT = 1, PV_CFG_FLOAT = 2 };
+enum { PRIMITIV_CFG_UINT = 1, PRIMITIV_CFG_FLOAT = 2 };
 
 /* A Shape as stored: dims (trailing 1s stripped by primitiv) and batch. */
-struct pv_shape {
+struct primitiv_shape {
 	uint64_t off;           /* source offset of the dims array */
 	uint32_t ndims, batch;
-	uint32_t dims[PV_MAX_DIMS];
+	uint32_t dims[PRIMITIV_MAX_DIMS];
 };
 
 /* A Tensor as stored: its Shape, then a bin of float32 little-endian. */
-struct pv_tensor {
-	struct pv_shape s;
+struct primitiv_tensor {
+	struct primitiv_shape s;
 	uint64_t data, len;     /* the bin payload */
 };
 
@@ -54,10 +54,10 @@ struct pv_tensor {
 static const char *type_name(uint32_t t)
 {
 	switch (t) {
-	case PV_SHAPE: return "shape";
-	case PV_TENSOR: return "tensor";
-	case PV_PARAMETER: return "parameter";
-	case PV_MODEL: return "model";
+	case PRIMITIV_SHAPE: return "shape";
+	case PRIMITIV_TENSOR: return "tensor";
+	case PRIMITIV_PARAMETER: return "parameter";
+	case PRIMITIV_MODEL: return "model";
 	default: return "optimizer";
 	}
 }
@@ -67,16 +67,16 @@ static const char *type_name(uint32_t t)
 static bool head_ok(const uint8_t *h, size_t n, uint32_t *type)
 {
 	static const uint8_t v01[11] = {0xce, 0, 0, 0, 0, 0xce, 0, 0, 0, 1, 0xce};
-	if (n < PV_HEAD_LEN || memcmp(h, v01, sizeof(v01)) != 0)
+	if (n < PRIMITIV_HEAD_LEN || memcmp(h, v01, sizeof(v01)) != 0)
 		return false;
 	uint32_t t = mfs_be32(h + 11);
-	if ((t & 0xff) || t > PV_OPTIMIZER)
+	if ((t & 0xff) || t > PRIMITIV_OPTIMIZER)
 		return false;
 	*type = t;
 	return true;
 }
 
-static int pv_bid(const uint8_t *head, size_t n, uint64_t size, const char *name)
+static int primitiv_bid(const uint8_t *head, size_t n, uint64_t size, const char *name)
 {
 	uint32_t t;
 	(void)size;
@@ -102,27 +102,27 @@ static const char *msg_name(const uint8_t *p, uint64_t len, char out[48])
 
 /* ---- reading ------------------------------------------------------------- */
 
-static int read_shape(struct pv_cur *c, struct pv_shape *s)
+static int read_shape(struct primitiv_cur *c, struct primitiv_shape *s)
 {
 	uint64_t n = 0;
 	s->off = c->pos;
-	int r = pv_array(c, "shape dims", &n);
+	int r = primitiv_array(c, "shape dims", &n);
 	if (r < 0)
 		return r;
-	if (n > PV_MAX_DIMS)
+	if (n > PRIMITIV_MAX_DIMS)
 		return mfs_error(c->err, EINVAL, "shape at byte %llu: %llu dims, primitiv allows "
 				 "at most %d", (unsigned long long)s->off, (unsigned long long)n,
-				 PV_MAX_DIMS);
+				 PRIMITIV_MAX_DIMS);
 	s->ndims = (uint32_t)n;
 	for (uint32_t i = 0; i < s->ndims; i++) {
-		if ((r = pv_uint32(c, "shape dim", &s->dims[i])) < 0)
+		if ((r = primitiv_uint32(c, "shape dim", &s->dims[i])) < 0)
 			return r;
 		if (s->dims[i] == 0)
 			return mfs_error(c->err, EINVAL, "shape at byte %llu: dimension %u is 0 "
 					 "(primitiv shapes are never empty)",
 					 (unsigned long long)s->off, i);
 	}
-	if ((r = pv_uint32(c, "shape batch", &s->batch)) < 0)
+	if ((r = primitiv_uint32(c, "shape batch", &s->batch)) < 0)
 		return r;
 	if (s->batch == 0)
 		return mfs_error(c->err, EINVAL, "shape at byte %llu: batch is 0",
@@ -131,7 +131,7 @@ static int read_shape(struct pv_cur *c, struct pv_shape *s)
 }
 
 /* Elements of a stored shape (dims times batch); false on overflow. */
-static bool shape_nelem(const struct pv_shape *s, uint64_t *n)
+static bool shape_nelem(const struct primitiv_shape *s, uint64_t *n)
 {
 	uint64_t v = s->batch;
 	for (uint32_t i = 0; i < s->ndims; i++)
@@ -141,13 +141,13 @@ static bool shape_nelem(const struct pv_shape *s, uint64_t *n)
 	return true;
 }
 
-static int read_tensor(struct pv_cur *c, struct pv_tensor *t)
+static int read_tensor(struct primitiv_cur *c, struct primitiv_tensor *t)
 {
 	int r = read_shape(c, &t->s);
 	if (r < 0)
 		return r;
 	uint64_t at = c->pos, n, bytes;
-	if ((r = pv_bin(c, "tensor data", &t->data, &t->len)) < 0)
+	if ((r = primitiv_bin(c, "tensor data", &t->data, &t->len)) < 0)
 		return r;
 	if (!shape_nelem(&t->s, &n) || !mfs_mul_ok(n, 4, &bytes))
 		return mfs_error(c->err, EINVAL, "tensor data at byte %llu: %llu bytes, but its "
@@ -164,7 +164,7 @@ static int read_tensor(struct pv_cur *c, struct pv_tensor *t)
 
 /* The model's view of a stored tensor: the batch, when > 1, is one more
  * (last, slowest) dimension of a column-major float32 array. */
-static void tensor_desc(const struct pv_tensor *pt, struct mfs_tensor *t, uint64_t dims[])
+static void tensor_desc(const struct primitiv_tensor *pt, struct mfs_tensor *t, uint64_t dims[])
 {
 	uint32_t nd = pt->s.ndims;
 	for (uint32_t i = 0; i < nd; i++)
@@ -182,35 +182,35 @@ static void tensor_desc(const struct pv_tensor *pt, struct mfs_tensor *t, uint64
 }
 
 static mfs_id add_tensor(struct mfs_model *m, mfs_id parent, const char *name, size_t len,
-			 const struct pv_tensor *pt)
+			 const struct primitiv_tensor *pt)
 {
-	uint64_t dims[PV_MAX_DIMS + 1];
+	uint64_t dims[PRIMITIV_MAX_DIMS + 1];
 	struct mfs_tensor t;
 	tensor_desc(pt, &t, dims);
 	return mfs_add_tensor(m, parent, name, len, &t);
 }
 
-static void add_batch(struct mfs_model *m, const struct pv_shape *s)
+static void add_batch(struct mfs_model *m, const struct primitiv_shape *s)
 {
 	mfs_add_textf(m, MFS_ROOT, "batch", 0, "%u", s->batch);
 }
 
 /* Parameter: Tensor value, uint32 N, N x (str key, Tensor). */
-static int read_parameter(struct mfs_model *m, struct pv_cur *c, mfs_id dir)
+static int read_parameter(struct mfs_model *m, struct primitiv_cur *c, mfs_id dir)
 {
-	struct pv_tensor t;
+	struct primitiv_tensor t;
 	int r = read_tensor(c, &t);
 	if (r < 0)
 		return mfs_error_prefix(c->err, "value");
 	add_tensor(m, dir, "value", 5, &t);
 	uint32_t n = 0;
-	if ((r = pv_uint32(c, "stats count", &n)) < 0)
+	if ((r = primitiv_uint32(c, "stats count", &n)) < 0)
 		return r;
 	mfs_id stats = mfs_add_dir(m, dir, "stats", 5);
 	for (uint32_t i = 0; i < n; i++) {
 		uint64_t off = 0, len = 0;
 		char nm[48];
-		if ((r = pv_str(c, "stat key", &off, &len)) < 0)
+		if ((r = primitiv_str(c, "stat key", &off, &len)) < 0)
 			return mfs_error_prefix(c->err, "stat %u of %u", i + 1, n);
 		if ((r = read_tensor(c, &t)) < 0)
 			return mfs_error_prefix(c->err, "stat %u of %u '%s'", i + 1, n,
@@ -239,24 +239,24 @@ static int subdir(struct mfs_model *m, struct mfs_dirmap *d, mfs_id *dir, uint64
 }
 
 /* One Model entry: array<str> key path, then a Parameter. */
-static int read_model_param(struct mfs_model *m, struct pv_cur *c, struct mfs_dirmap *d,
+static int read_model_param(struct mfs_model *m, struct primitiv_cur *c, struct mfs_dirmap *d,
 			    mfs_id params)
 {
 	uint64_t k = 0, at = c->pos;
-	int r = pv_array(c, "key path", &k);
+	int r = primitiv_array(c, "key path", &k);
 	if (r < 0)
 		return r;
 	if (k == 0)
 		return mfs_error(c->err, EINVAL, "key path at byte %llu is empty",
 				 (unsigned long long)at);
-	if (k > PV_KEY_DEPTH_MAX)
+	if (k > PRIMITIV_KEY_DEPTH_MAX)
 		return mfs_error(c->err, EINVAL, "key path at byte %llu has %llu components, "
 				 "more than %d", (unsigned long long)at, (unsigned long long)k,
-				 PV_KEY_DEPTH_MAX);
+				 PRIMITIV_KEY_DEPTH_MAX);
 	mfs_id parent = params;
 	uint64_t off = 0, len = 0;
 	for (uint64_t i = 0; i < k; i++) {
-		if ((r = pv_str(c, "key path component", &off, &len)) < 0)
+		if ((r = primitiv_str(c, "key path component", &off, &len)) < 0)
 			return r;
 		if (i + 1 < k && subdir(m, d, &parent, off, len) < 0)
 			return mfs_error(c->err, ENOMEM, "out of memory");
@@ -269,17 +269,17 @@ static int read_model_param(struct mfs_model *m, struct pv_cur *c, struct mfs_di
 }
 
 /* Model: uint32 N, N x (key path, Parameter). */
-static int read_model(struct mfs_model *m, struct pv_cur *c)
+static int read_model(struct mfs_model *m, struct primitiv_cur *c)
 {
 	uint32_t n = 0;
-	int r = pv_uint32(c, "parameter count", &n);
+	int r = primitiv_uint32(c, "parameter count", &n);
 	if (r < 0)
 		return r;
 	mfs_id params = mfs_add_dir(m, MFS_ROOT, "params", 6);
 	struct mfs_dirmap *d = calloc(1, sizeof(*d));
 	if (!d)
 		return mfs_error(c->err, ENOMEM, "out of memory");
-	m->priv = d;   /* freed by pv_close if a fault ends the open early */
+	m->priv = d;   /* freed by primitiv_close if a fault ends the open early */
 	for (uint32_t i = 0; i < n && r == 0; i++)
 		if ((r = read_model_param(m, c, d, params)) < 0)
 			mfs_error_prefix(c->err, "parameter %u of %u", i + 1, n);
@@ -291,11 +291,11 @@ static int read_model(struct mfs_model *m, struct pv_cur *c)
 
 /* Optimizer: map<str, uint32> uint_configs, map<str, float> float_configs;
  * kept in the order found (primitiv writes them in hash order). */
-static int read_configs(struct mfs_model *m, struct pv_cur *c, bool is_float)
+static int read_configs(struct mfs_model *m, struct primitiv_cur *c, bool is_float)
 {
 	const char *what = is_float ? "float_configs" : "uint_configs";
 	uint64_t n = 0;
-	int r = pv_map(c, what, &n);
+	int r = primitiv_map(c, what, &n);
 	if (r < 0)
 		return r;
 	mfs_id dir = mfs_add_dir(m, MFS_ROOT, what, strlen(what));
@@ -303,17 +303,17 @@ static int read_configs(struct mfs_model *m, struct pv_cur *c, bool is_float)
 		uint64_t off = 0, len = 0;
 		char txt[MFS_NUM_MAX], nm[48];
 		size_t tl;
-		if ((r = pv_str(c, "config key", &off, &len)) < 0)
+		if ((r = primitiv_str(c, "config key", &off, &len)) < 0)
 			return mfs_error_prefix(c->err, "%s entry %llu", what,
 						(unsigned long long)i + 1);
 		uint64_t voff = c->pos;
 		if (is_float) {
 			float v;
-			r = pv_f32(c, "config value", &v);
+			r = primitiv_f32(c, "config value", &v);
 			tl = r < 0 ? 0 : mfs_fmt_f32(txt, v);
 		} else {
 			uint32_t v = 0;
-			r = pv_uint32(c, "config value", &v);
+			r = primitiv_uint32(c, "config value", &v);
 			tl = r < 0 ? 0 : mfs_fmt_u64(txt, v);
 		}
 		if (r < 0)
@@ -321,24 +321,24 @@ static int read_configs(struct mfs_model *m, struct pv_cur *c, bool is_float)
 						msg_name(c->base + off, len, nm));
 		mfs_id id = mfs_add_text(m, dir, (const char *)c->base + off, (size_t)len, txt, tl,
 					 MFS_NF_WRITABLE);
-		mfs_set_tag(m, id, voff << 2 | (is_float ? PV_CFG_FLOAT : PV_CFG_UINT));
+		mfs_set_tag(m, id, voff << 2 | (is_float ? PRIMITIV_CFG_FLOAT : PRIMITIV_CFG_UINT));
 	}
 	return 0;
 }
 
-static int pv_open(struct mfs_model *m, struct mfs_err *err)
+static int primitiv_open(struct mfs_model *m, struct mfs_err *err)
 {
 	uint32_t type;
-	if (!head_ok(m->base, (size_t)(m->size < PV_HEAD_LEN ? m->size : PV_HEAD_LEN), &type))
+	if (!head_ok(m->base, (size_t)(m->size < PRIMITIV_HEAD_LEN ? m->size : PRIMITIV_HEAD_LEN), &type))
 		return mfs_error(err, ENOTSUP, "not a primitiv v0.1 file (bad 15-byte header)");
-	struct pv_cur c = {m->base, PV_HEAD_LEN, m->size, err};
+	struct primitiv_cur c = {m->base, PRIMITIV_HEAD_LEN, m->size, err};
 	mfs_add_textf(m, MFS_ROOT, "version", 0, "0.1");
 	mfs_add_textf(m, MFS_ROOT, "type", 0, "%s", type_name(type));
 	int r = 0;
 	switch (type) {
-	case PV_SHAPE: {
-		struct pv_shape s;
-		char txt[PV_MAX_DIMS * 11 + 1];
+	case PRIMITIV_SHAPE: {
+		struct primitiv_shape s;
+		char txt[PRIMITIV_MAX_DIMS * 11 + 1];
 		size_t tl = 0;
 		if ((r = read_shape(&c, &s)) < 0)
 			break;
@@ -349,9 +349,9 @@ static int pv_open(struct mfs_model *m, struct mfs_err *err)
 		add_batch(m, &s);
 		break;
 	}
-	case PV_TENSOR: {
-		struct pv_tensor pt;
-		uint64_t dims[PV_MAX_DIMS + 1];
+	case PRIMITIV_TENSOR: {
+		struct primitiv_tensor pt;
+		uint64_t dims[PRIMITIV_MAX_DIMS + 1];
 		struct mfs_tensor t;
 		if ((r = read_tensor(&c, &pt)) < 0)
 			break;
@@ -360,10 +360,10 @@ static int pv_open(struct mfs_model *m, struct mfs_err *err)
 		add_batch(m, &pt.s);
 		break;
 	}
-	case PV_PARAMETER:
+	case PRIMITIV_PARAMETER:
 		r = read_parameter(m, &c, MFS_ROOT);
 		break;
-	case PV_MODEL:
+	case PRIMITIV_MODEL:
 		r = read_model(m, &c);
 		break;
 	default:
@@ -380,7 +380,7 @@ static int pv_open(struct mfs_model *m, struct mfs_err *err)
 	return 0;
 }
 
-static void pv_close(struct mfs_model *m)
+static void primitiv_close(struct mfs_model *m)
 {
 	struct mfs_dirmap *d = m->priv;
 	if (d) {
@@ -393,12 +393,12 @@ static void pv_close(struct mfs_model *m)
 /* ---- editing ------------------------------------------------------------- */
 
 /* Pack with msgpack-c into an sbuffer; 0 or -ENOMEM. */
-struct pv_pack {
+struct primitiv_pack {
 	msgpack_sbuffer sb;
 	msgpack_packer pk;
 };
 
-static void pack_init(struct pv_pack *p)
+static void pack_init(struct primitiv_pack *p)
 {
 	msgpack_sbuffer_init(&p->sb);
 	msgpack_packer_init(&p->pk, &p->sb, msgpack_sbuffer_write);
@@ -428,16 +428,16 @@ static int edit_config(struct mfs_model *m, const struct mfs_edit *e, struct mfs
 	uint64_t tag = m->nodes[e->node].tag;
 	unsigned kind = (unsigned)(tag & 3);
 	uint64_t off = tag >> 2;
-	if (m->nodes[e->node].view != MFS_V_TEXT || (kind != PV_CFG_UINT && kind != PV_CFG_FLOAT))
+	if (m->nodes[e->node].view != MFS_V_TEXT || (kind != PRIMITIV_CFG_UINT && kind != PRIMITIV_CFG_FLOAT))
 		return mfs_error(err, EACCES, "%s is read-only", m->nodes[e->node].name);
 	const char *s = e->text;
 	size_t n = e->len;
 	trim(&s, &n);
-	struct pv_cur c = {m->base, off, m->size, err};
-	struct pv_pack pp;
+	struct primitiv_cur c = {m->base, off, m->size, err};
+	struct primitiv_pack pp;
 	char q[MFS_QUOTE_MAX];
 	int r;
-	if (kind == PV_CFG_UINT) {
+	if (kind == PRIMITIV_CFG_UINT) {
 		uint64_t v;
 		uint32_t old;
 		r = mfs_parse_u64(s, n, UINT32_MAX, &v);
@@ -447,7 +447,7 @@ static int edit_config(struct mfs_model *m, const struct mfs_edit *e, struct mfs
 		if (r < 0)
 			return mfs_error(err, EINVAL, "%s is not a number, expected an unsigned "
 					 "integer (0 to 4294967295)", mfs_quote(q, s, n));
-		if ((r = pv_uint32(&c, "config value", &old)) < 0)
+		if ((r = primitiv_uint32(&c, "config value", &old)) < 0)
 			return r;
 		pack_init(&pp);
 		r = msgpack_pack_fix_uint32(&pp.pk, (uint32_t)v);
@@ -460,7 +460,7 @@ static int edit_config(struct mfs_model *m, const struct mfs_edit *e, struct mfs
 		if (r < 0)
 			return mfs_error(err, EINVAL, "%s is not a number, expected a float32 number",
 					 mfs_quote(q, s, n));
-		if ((r = pv_f32(&c, "config value", &old)) < 0)
+		if ((r = primitiv_f32(&c, "config value", &old)) < 0)
 			return r;
 		pack_init(&pp);
 		r = msgpack_pack_float(&pp.pk, v);
@@ -482,7 +482,7 @@ static int edit_config(struct mfs_model *m, const struct mfs_edit *e, struct mfs
  * shape shown does not change, else the new dims as primitiv's Shape keeps
  * them (trailing 1s dropped, batch 1). */
 static int new_shape(const struct mfs_tensor *t, const struct mfs_edit *e,
-		     struct pv_shape *s, struct mfs_err *err)
+		     struct primitiv_shape *s, struct mfs_err *err)
 {
 	bool same = e->ndim == t->ndim;
 	for (uint32_t i = 0; same && i < e->ndim; i++)
@@ -502,10 +502,10 @@ static int new_shape(const struct mfs_tensor *t, const struct mfs_edit *e,
 	while (nd && e->dims[nd - 1] == 1)
 		nd--;
 	char sh[MFS_SHAPE_TEXT];
-	if (nd > PV_MAX_DIMS)
+	if (nd > PRIMITIV_MAX_DIMS)
 		return mfs_error(err, EINVAL, "the array has shape %s: %u dimensions (after "
 				 "dropping trailing 1s), primitiv shapes have at most %d",
-				 mfs_shape_text(sh, e->ndim, e->dims), nd, PV_MAX_DIMS);
+				 mfs_shape_text(sh, e->ndim, e->dims), nd, PRIMITIV_MAX_DIMS);
 	s->ndims = nd;
 	for (uint32_t i = 0; i < nd; i++)
 		s->dims[i] = (uint32_t)e->dims[i];
@@ -521,12 +521,12 @@ static int edit_reshape(struct mfs_model *m, const struct mfs_tensor *t,
 	if (e->dtype != MFS_DT_F32)
 		return mfs_error(err, EINVAL, "the array is %s, expected float32 (primitiv tensors "
 				 "are float32 only)", mfs_dtype_info(e->dtype)->name);
-	struct pv_cur c = {m->base, t->tag, m->size, err};
-	struct pv_tensor old;
+	struct primitiv_cur c = {m->base, t->tag, m->size, err};
+	struct primitiv_tensor old;
 	int r = read_tensor(&c, &old);
 	if (r < 0)
 		return r;
-	struct pv_shape s = old.s;
+	struct primitiv_shape s = old.s;
 	char sh[MFS_SHAPE_TEXT];
 	if ((r = new_shape(t, e, &s, err)) < 0)
 		return r;
@@ -534,7 +534,7 @@ static int edit_reshape(struct mfs_model *m, const struct mfs_tensor *t,
 	if (!shape_nelem(&s, &n) || !mfs_mul_ok(n, 4, &bytes) || bytes > UINT32_MAX)
 		return mfs_error(err, EINVAL, "the new shape %s holds more than the 4294967295 "
 				 "bytes of a msgpack bin", mfs_shape_text(sh, e->ndim, e->dims));
-	struct pv_pack pp;
+	struct primitiv_pack pp;
 	pack_init(&pp);
 	r = msgpack_pack_array(&pp.pk, s.ndims);
 	for (uint32_t i = 0; i < s.ndims && r == 0; i++)
@@ -567,7 +567,7 @@ static int edit_reshape(struct mfs_model *m, const struct mfs_tensor *t,
 	return 0;
 }
 
-static int pv_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_patch *p,
+static int primitiv_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_patch *p,
 		   struct mfs_err *err)
 {
 	if (e->kind == MFS_E_TEXT)
@@ -586,9 +586,9 @@ const struct mfs_codec mfs_codec_primitiv = {
 	.name = "primitiv",
 	.title = "primitiv",
 	.sidecar = NULL,
-	.bid = pv_bid,
-	.open = pv_open,
-	.close = pv_close,
-	.edit = pv_edit,
+	.bid = primitiv_bid,
+	.open = primitiv_open,
+	.close = primitiv_close,
+	.edit = primitiv_edit,
 	.gathered_runs = true,  /* same-shape edits go to mfs_patch_raw_runs */
 };
