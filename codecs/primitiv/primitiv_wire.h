@@ -1,4 +1,4 @@
-/* Reading primitiv's MessagePack stream (private to primitiv.c): a cursor
+/* Reading primitiv's MessagePack stream (private to the primitiv codec): a cursor
  * that reads one msgpack header at a time and checks every declared length
  * against the bytes left before anyone uses it. Payloads are never copied or
  * decoded here: strings and bins come back as (offset, length) in the source.
