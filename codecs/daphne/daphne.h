@@ -1,6 +1,7 @@
 /* DAPHNE .dbdf codec, private parts shared by its files: the three dialects
- * DAPHNE and its specification write (daphne.c tells them apart), the indexed blocks and
- * frame columns, their storage ops, edits and the .meta sidecar. */
+ * DAPHNE and its specification write (daphne_parse.c tells them apart), the
+ * indexed blocks and frame columns, their tree, storage ops, edits and the
+ * .meta sidecar. */
 #ifndef MFS_DAPHNE_H
 #define MFS_DAPHNE_H
 
@@ -126,7 +127,9 @@ int daphne_parse_frame(struct mfs_model *m, struct daphne_file *d, struct mfs_er
 /* frames' columns/, frame.csv (and blocks/ for spec frames) */
 void daphne_frame_tree(struct mfs_model *m, struct daphne_file *d);
 
-/* ---- daphne.c ------------------------------------------------------------ */
+/* ---- daphne_tree.c ------------------------------------------------------- */
+/* The model directory's tensor (the whole matrix), header/ and blocks/. */
+void daphne_matrix_tree(struct mfs_model *m, struct daphne_file *d);
 /* blocks/<k>/ with row, col, type and the block's tensor views. */
 void daphne_blocks_tree(struct mfs_model *m, struct daphne_file *d, mfs_id parent);
 /* header/ and dialect */
