@@ -110,7 +110,7 @@ int daphne_parse_matrix(struct mfs_model *m, struct daphne_file *d, struct mfs_e
  * they end exactly there (d->blocks set), 0 when they do not (why says what
  * went wrong), -errno on failure. */
 int daphne_walk_blocks(struct mfs_model *m, struct daphne_file *d, uint64_t pos, char *why,
-		     size_t whylen, struct mfs_err *err);
+		       size_t whylen, struct mfs_err *err);
 /* Check positions and overlaps of d's blocks, the content of sparse blocks,
  * and build the lookup tables (byrow, nzpre). */
 int daphne_check_blocks(struct mfs_model *m, struct daphne_file *d, struct mfs_err *err);
@@ -120,7 +120,7 @@ int daphne_check_blocks(struct mfs_model *m, struct daphne_file *d, struct mfs_e
 bool daphne_dense_fits(const struct mfs_model *m, uint64_t rows, uint64_t cols);
 /* Refuse a dense form that does not fit. */
 int daphne_check_dense(const struct mfs_model *m, uint64_t rows, uint64_t cols,
-		     struct mfs_err *err);
+		       struct mfs_err *err);
 
 /* ---- daphne_frame.c ------------------------------------------------------ */
 int daphne_parse_frame(struct mfs_model *m, struct daphne_file *d, struct mfs_err *err);
@@ -140,10 +140,10 @@ extern const struct mfs_tensor_ops daphne_ops;
 /* Offset of the value of entry k of block b, with its block-relative row and
  * column; UINT64_MAX if the file no longer holds what was indexed. */
 uint64_t daphne_entry(const struct mfs_model *m, const struct daphne_block *b, uint64_t k,
-		    uint64_t *row, uint64_t *col);
+		      uint64_t *row, uint64_t *col);
 /* Where (row, col) of block b is stored: 1 (off set), 0 (not stored). */
 int daphne_block_locate(const struct mfs_model *m, const struct daphne_block *b, uint64_t row,
-		      uint64_t col, uint64_t *off);
+			uint64_t col, uint64_t *off);
 /* The block holding (row, col) of the object, or NULL. */
 const struct daphne_block *daphne_find_block(const struct daphne_file *d, uint64_t row, uint64_t col);
 bool daphne_is_zero(uint8_t dt, const void *v);
@@ -152,7 +152,7 @@ uint32_t daphne_entry_block(const struct daphne_file *d, uint64_t e);
 
 /* ---- daphne_edit.c ------------------------------------------------------- */
 int daphne_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_patch *p,
-	      struct mfs_err *err);
+		struct mfs_err *err);
 
 /* ---- daphne_meta.c: the .meta sidecar (JSON) ----------------------------- */
 /* The frame labels of the .meta schema when it is valid JSON with a schema
@@ -171,6 +171,6 @@ struct daphne_meta_set {
 	uint64_t rows, cols, nnz;
 };
 int daphne_meta_rewrite(const uint8_t *side, size_t len, const struct daphne_meta_set *set,
-		      uint8_t **out, size_t *outlen, struct mfs_err *err);
+			uint8_t **out, size_t *outlen, struct mfs_err *err);
 
 #endif

@@ -292,7 +292,7 @@ static int reshape(struct ed *x, const struct mfs_edit *e)
 }
 
 int daphne_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_patch *p,
-	      struct mfs_err *err)
+		struct mfs_err *err)
 {
 	struct daphne_file *d = m->priv;
 	if (e->kind == MFS_E_TEXT)

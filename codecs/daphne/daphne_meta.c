@@ -97,7 +97,7 @@ bool daphne_meta_has(const uint8_t *side, size_t len, const char *key)
 }
 
 int daphne_meta_rewrite(const uint8_t *side, size_t len, const struct daphne_meta_set *set,
-		      uint8_t **out, size_t *outlen, struct mfs_err *err)
+			uint8_t **out, size_t *outlen, struct mfs_err *err)
 {
 	struct mfs_json j;
 	if (jparse(&j, side, len) < 0) {

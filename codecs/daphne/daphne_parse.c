@@ -279,7 +279,7 @@ static int scan_block(struct mfs_model *m, struct daphne_file *d, uint64_t pos, 
 }
 
 int daphne_walk_blocks(struct mfs_model *m, struct daphne_file *d, uint64_t pos, char *why,
-		     size_t whylen, struct mfs_err *err)
+		       size_t whylen, struct mfs_err *err)
 {
 	/* Two passes: count (and check the extents), then keep; so nothing is
 	 * allocated for a file that turns out not to fit. */
@@ -542,7 +542,7 @@ bool daphne_dense_fits(const struct mfs_model *m, uint64_t rows, uint64_t cols)
 }
 
 int daphne_check_dense(const struct mfs_model *m, uint64_t rows, uint64_t cols,
-		     struct mfs_err *err)
+		       struct mfs_err *err)
 {
 	uint64_t max = dense_max(m);
 	if (!daphne_dense_fits(m, rows, cols))

@@ -66,7 +66,7 @@ static uint64_t csr_at(const struct mfs_model *m, const struct daphne_block *b, 
 }
 
 uint64_t daphne_entry(const struct mfs_model *m, const struct daphne_block *b, uint64_t k,
-		    uint64_t *row, uint64_t *col)
+		      uint64_t *row, uint64_t *col)
 {
 	switch (b->bt) {
 	case DAPHNE_B_DENSE:
@@ -129,7 +129,7 @@ static uint64_t coo_value(const struct daphne_block *b, uint64_t e)
 }
 
 int daphne_block_locate(const struct mfs_model *m, const struct daphne_block *b, uint64_t row,
-		      uint64_t col, uint64_t *off)
+			uint64_t col, uint64_t *off)
 {
 	switch (b->bt) {
 	case DAPHNE_B_DENSE:

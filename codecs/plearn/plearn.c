@@ -111,7 +111,7 @@ static void plearn_close(struct mfs_model *m)
 }
 
 static int plearn_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_patch *p,
-		   struct mfs_err *err)
+		       struct mfs_err *err)
 {
 	const struct plearn_model *pm = m->priv;
 	switch (e->kind) {

@@ -80,7 +80,7 @@ enum plearn_parse_mode {
 /* Parse text [b, b + n) into a (zeroed by the caller; free with plearn_ast_free).
  * Errors carry the offset of the problem. */
 int plearn_parse(struct plearn_ast *a, const uint8_t *b, uint64_t n, enum plearn_parse_mode mode,
-	     struct mfs_err *err);
+		 struct mfs_err *err);
 void plearn_ast_free(struct plearn_ast *a);
 
 /* ---- Inside the parser (plearn_parse.c, plearn_binary.c) ---------------- */
@@ -194,11 +194,11 @@ int plearn_psave_open(struct mfs_model *m, struct plearn_model *pm, struct mfs_e
 int plearn_pmat_open(struct mfs_model *m, struct plearn_model *pm, struct mfs_err *err);
 int plearn_amat_open(struct mfs_model *m, struct plearn_model *pm, struct mfs_err *err);
 int plearn_pmat_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_patch *p,
-		 struct mfs_err *err);
+		     struct mfs_err *err);
 /* Tensor and text edits of .psave/.plearn files and .amat matrices. */
 int plearn_tensor_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_patch *p,
-		   struct mfs_err *err);
+		       struct mfs_err *err);
 int plearn_text_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_patch *p,
-		 struct mfs_err *err);
+		     struct mfs_err *err);
 
 #endif

@@ -132,7 +132,7 @@ static int element_edit(struct mfs_model *m, const struct plearn_tens *pt, const
 }
 
 int plearn_tensor_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_patch *p,
-		   struct mfs_err *err)
+		       struct mfs_err *err)
 {
 	const struct plearn_model *pm = m->priv;
 	if (e->tensor >= m->ntensors)
@@ -190,7 +190,7 @@ static int binary_text_edit(struct mfs_model *m, const struct plearn_text *ti, c
 }
 
 int plearn_text_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_patch *p,
-		 struct mfs_err *err)
+		     struct mfs_err *err)
 {
 	const struct plearn_model *pm = m->priv;
 	uint64_t tag = e->node < m->nnodes ? m->nodes[e->node].tag : 0;

@@ -108,7 +108,7 @@ int plearn_pmat_open(struct mfs_model *m, struct plearn_model *pm, struct mfs_er
 }
 
 int plearn_pmat_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_patch *p,
-		 struct mfs_err *err)
+		     struct mfs_err *err)
 {
 	const struct mfs_tensor *t = &m->tensors[e->tensor];
 	if (!e->reshape)

@@ -667,7 +667,7 @@ static void resolve_refs(struct plearn_ast *a)
 }
 
 int plearn_parse(struct plearn_ast *a, const uint8_t *b, uint64_t n, enum plearn_parse_mode mode,
-	     struct mfs_err *err)
+		 struct mfs_err *err)
 {
 	struct plearn_parser p = {b, n, 0, a, err, 0};
 	int r;

@@ -125,7 +125,7 @@ struct primitiv_lenform {
 };
 
 static inline int primitiv_len(struct primitiv_cur *c, const char *what, const struct primitiv_lenform *f,
-			 uint64_t *len)
+			       uint64_t *len)
 {
 	uint64_t at = c->pos;
 	if (primitiv_left(c) < 1)
@@ -183,7 +183,7 @@ static inline int primitiv_map(struct primitiv_cur *c, const char *what, uint64_
 
 /* Skip a payload of len bytes that a header just declared. */
 static inline int primitiv_payload(struct primitiv_cur *c, uint64_t at, const char *what, uint64_t len,
-			     uint64_t *off)
+				   uint64_t *off)
 {
 	if (len > primitiv_left(c))
 		return mfs_error(c->err, EINVAL, "%s at byte %llu: declares %llu bytes, %llu left",

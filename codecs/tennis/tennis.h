@@ -113,6 +113,6 @@ void tennis_add_links(struct tennis_rd *r, mfs_id byname, struct tennis_named *n
 		      const mfs_id *dirs);
 
 int tennis_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_patch *p,
-		    struct mfs_err *err);
+		struct mfs_err *err);
 
 #endif

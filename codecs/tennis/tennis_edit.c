@@ -164,7 +164,7 @@ static int edit_text(struct mfs_model *m, const struct mfs_edit *e, struct mfs_p
 }
 
 int tennis_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_patch *p,
-		    struct mfs_err *err)
+		struct mfs_err *err)
 {
 	switch (e->kind) {
 	case MFS_E_TEXT:

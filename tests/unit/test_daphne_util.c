@@ -205,7 +205,7 @@ size_t daphne_reencode_all(struct mfs_model *m)
 }
 
 void daphne_same_outside(const uint8_t *old, const uint8_t *new_, size_t size, size_t off,
-		       size_t len)
+			 size_t len)
 {
 	tsame_outside(old, size, new_, size, off, len, len);
 }
