@@ -161,8 +161,10 @@ int inode_path(const struct inode *i, char *buf, size_t size);  /* relative to t
 int inode_rename(struct inode *i, struct inode *np, const char *newname);
 int inode_table_init(struct fsstate *fs);
 void inode_insert_root(struct fsstate *fs, struct inode *root);
-/* Call fn on every inode of a model, or on every child of parent (under the
- * table lock: fn must not lock it; it costs what it visits). */
+/* Call fn on every inode of a model, on every child of parent, or on every
+ * inode of the table (under the table lock: fn must not lock it; it costs
+ * what it visits). */
+void inode_foreach(struct fsstate *fs, void (*fn)(struct inode *, void *), void *arg);
 void inode_foreach_model(struct fsmodel *fm, void (*fn)(struct inode *, void *), void *arg);
 void inode_foreach_in(struct inode *parent, void (*fn)(struct inode *, void *), void *arg);
 

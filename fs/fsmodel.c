@@ -14,6 +14,7 @@
 #include "links.h"
 #include "model_fs.h"
 #include "pending.h"
+#include "share.h"
 #include "source.h"
 #include "store.h"
 #include "verdict.h"
@@ -27,10 +28,17 @@ struct mref *mref_hold(struct mref *r)
 
 void mref_put(struct mref *r)
 {
-	if (r && atomic_fetch_sub(&r->refs, 1) == 1) {
-		mfs_model_free(r->m);
-		free(r);
-	}
+	if (!r || !(r->shared ? share_release(r) : atomic_fetch_sub(&r->refs, 1) == 1))
+		return;
+	mfs_model_free(r->m);
+	free(r);
+}
+
+/* r becomes or stops being a model's current generation. */
+static void users_add(struct mref *r, int n)
+{
+	if (r)
+		atomic_fetch_add(&r->users, n);
 }
 
 static bool same_stat(const struct stat *a, const struct stat *b)
@@ -79,6 +87,9 @@ static void report_failure(struct inode *dir, const char *name, const struct sta
 
 /* ---- parsing ---------------------------------------------------------------- */
 
+static const struct mfs_codec *probe(struct inode *dir, const char *name, const struct stat *st);
+static void log_notes(struct inode *dir, const char *name, const struct mfs_model *m);
+
 /* Parse name; st is what the caller saw just before: if the file changed
  * since, st is spoiled so that the next access parses it again. */
 static struct mref *parse(struct inode *dir, const char *name, struct stat *st,
@@ -108,6 +119,16 @@ static struct mref *parse(struct inode *dir, const char *name, struct stat *st,
 			return NULL;
 		}
 	}
+	/* The file's other name (a link and the file it leads to) may have
+	 * parsed this version already, read the same way. */
+	const struct mfs_codec *codec = probe(dir, name, st);
+	struct mref *ref = codec ? share_find(st, codec, name) : NULL;
+	if (ref) {
+		log_msg(LOG_DEBUG, "%s: the model parsed for another name of its file", name);
+		log_notes(dir, name, ref->m);
+		side_stat(dir, name, ref->m->codec->sidecar, side);
+		return ref;
+	}
 	/* A link is parsed as the file it leads to beneath SOURCE, under the
 	 * link's name, its siblings looked up from the link's directory. */
 	struct mfs_model *m;
@@ -115,6 +136,28 @@ static struct mref *parse(struct inode *dir, const char *name, struct stat *st,
 	int r = mfs_model_open_with(&m, fs->rt, dfd, name, &op, err);
 	if (r < 0)
 		return NULL;
+	log_msg(LOG_DEBUG, "%s: parsed", name);
+	log_notes(dir, name, m);
+	if (m->ino != (uint64_t)st->st_ino || m->size != (uint64_t)st->st_size)
+		st->st_mtim.tv_nsec = -1;
+	ref = calloc(1, sizeof(*ref));
+	if (!ref) {
+		mfs_model_free(m);
+		mfs_error(err, ENOMEM, "out of memory");
+		return NULL;
+	}
+	static _Atomic uint64_t next_gen = 1;
+	ref->m = m;
+	ref->gen = next_gen++;
+	atomic_init(&ref->refs, 1);
+	share_offer(ref, st, name);
+	side_stat(dir, name, m->codec->sidecar, side);
+	return ref;
+}
+
+/* The problems m's open got past, as an errors line of name. */
+static void log_notes(struct inode *dir, const char *name, const struct mfs_model *m)
+{
 	if (m->note[0] && m->more_notes) {
 		char msg[MFS_ERRMSG_MAX + 64];
 		snprintf(msg, sizeof(msg), "%s (and %u more)", m->note,
@@ -123,18 +166,6 @@ static struct mref *parse(struct inode *dir, const char *name, struct stat *st,
 	} else if (m->note[0]) {
 		log_error(dir, name, EINVAL, m->note);
 	}
-	if (m->ino != (uint64_t)st->st_ino || m->size != (uint64_t)st->st_size)
-		st->st_mtim.tv_nsec = -1;
-	struct mref *ref = calloc(1, sizeof(*ref));
-	if (!ref) {
-		mfs_model_free(m);
-		mfs_error(err, ENOMEM, "out of memory");
-		return NULL;
-	}
-	ref->m = m;
-	atomic_init(&ref->refs, 1);
-	side_stat(dir, name, m->codec->sidecar, side);
-	return ref;
 }
 
 static struct fsmodel *fm_of(struct inode *mi)
@@ -197,8 +228,10 @@ static void attach(struct inode *mi, struct mref *ref, const struct stat *st,
 	}
 	pthread_mutex_lock(&fm->lock);
 	struct mref *old = fm->cur;
-	ref->gen = ++fm->gen;
+	fm->gen = ref->gen;
 	fm->cur = ref;
+	users_add(ref, 1);
+	users_add(old, -1);
 	fm->st = *st;
 	fm->side_st = *side;
 	fm->sidecar = ref->m->codec->sidecar;
@@ -652,12 +685,17 @@ int fsmodel_commit(struct fsmodel *fm, struct inode *vi, const struct mfs_conten
 	}
 	struct mfs_commit_opts o = {.no_inplace = fs->o.no_inplace, .no_fsync = fs->o.no_fsync,
 				    .progress = log_progress, .progress_min = fs->o.progress,
-				    .progress_step = fs->o.progress / 4};
+				    .progress_step = fs->o.progress / 4, .name = mi->name};
 	ret = commit_place(mi, &target, &o, &link, err);
 	if (ret < 0) {
 		close(dfd);
 		goto out;
 	}
+	/* Never in place under another name's readers: a generation that other
+	 * names show too is read without this model's lock. */
+	bool shared = atomic_load(&r->users) > 1;
+	if (shared)
+		o.no_inplace = 1;
 	bool inplace = !o.no_inplace && !link && mfs_patch_same_size(&p) && p.n &&
 		       hold_inplace(fm, own, &o);
 	ret = mfs_commit(dfd, r->m, &p, &o, err);
@@ -668,6 +706,8 @@ int fsmodel_commit(struct fsmodel *fm, struct inode *vi, const struct mfs_conten
 		pthread_rwlock_unlock(&fm->rw);
 	if (ret == 0)
 		inode_foreach_model(fm, inval_one, NULL);
+	if (ret == 0 && shared)
+		share_check_others(fm, r, fsmodel_check);
 	close(dfd);
 out:
 	pthread_mutex_unlock(&fm->commit);
@@ -698,11 +738,18 @@ void fsmodel_check(struct fsmodel *fm)
 	bool changed, gone = false;
 	struct mref *drop = NULL;
 	bool link;
+	/* The stats come first: they resolve names beneath the parent, which
+	 * takes the table lock, and that comes before a model's lock. */
 	pthread_mutex_lock(&fm->lock);
-	if (link_source_stat(mi->parent, mi->name, &st, &link) < 0) {
+	const char *sidecar = fm->sidecar;  /* a codec's constant suffix */
+	pthread_mutex_unlock(&fm->lock);
+	bool missing = link_source_stat(mi->parent, mi->name, &st, &link) < 0;
+	if (!missing)
+		side_stat(mi->parent, mi->name, sidecar, &side);
+	pthread_mutex_lock(&fm->lock);
+	if (missing) {
 		changed = gone = true;
 	} else {
-		side_stat(mi->parent, mi->name, fm->sidecar, &side);
 		changed = !same_stat(&st, &fm->st) || !same_side(&side, &fm->side_st);
 		gone = st.st_ino != fm->st.st_ino || st.st_dev != fm->st.st_dev;
 	}
@@ -715,6 +762,7 @@ void fsmodel_check(struct fsmodel *fm)
 		 * model inode (which the kernel may keep for long). */
 		drop = fm->cur;
 		fm->cur = NULL;
+		users_add(drop, -1);
 	}
 	pthread_mutex_unlock(&fm->lock);
 	mref_put(drop);
@@ -730,6 +778,7 @@ void fsmodel_inode_gone(struct inode *i)
 	struct fsmodel *fm = i->fm;
 	if (i->kind != I_MODEL || !fm)
 		return;
+	users_add(fm->cur, -1);
 	mref_put(fm->cur);
 	pthread_mutex_destroy(&fm->lock);
 	pthread_mutex_destroy(&fm->commit);

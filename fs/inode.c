@@ -360,6 +360,15 @@ void inode_foreach_model(struct fsmodel *fm, void (*fn)(struct inode *, void *),
 	pthread_mutex_unlock(&fs->lock);
 }
 
+void inode_foreach(struct fsstate *fs, void (*fn)(struct inode *, void *), void *arg)
+{
+	pthread_mutex_lock(&fs->lock);
+	for (size_t b = 0; b < fs->nbuckets; b++)
+		for (struct inode *i = fs->table[b]; i; i = i->hnext)
+			fn(i, arg);
+	pthread_mutex_unlock(&fs->lock);
+}
+
 void inode_foreach_in(struct inode *parent, void (*fn)(struct inode *, void *), void *arg)
 {
 	struct fsstate *fs = parent->fs;

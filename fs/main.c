@@ -19,6 +19,7 @@
 #include "cli.h"
 #include "codec.h"
 #include "commit.h"
+#include "detach.h"
 #include "fs.h"
 #include "links.h"
 #include "model_fs.h"
@@ -579,7 +580,7 @@ static int mount_main(struct fsstate *fs, struct fuse_args *a, struct fuse_cmdli
 		goto out_signals;
 	if (dirops_install(fs->se) < 0)
 		log_msg(LOG_WARNING, "lookups in one directory wait for each other");
-	if (fuse_daemonize(co->foreground) == 0)
+	if (detach(co->foreground) == 0)
 		ret = serve(fs, co);
 	fuse_session_unmount(fs->se);
 out_signals:

@@ -10,11 +10,26 @@
 #include "codec.h"
 #include "fs.h"
 
+/* What a shared generation was parsed from (share.h). */
+struct share_key {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtim, ctim;
+	const struct mfs_codec *codec;
+	int cls;                    /* the codec's name_class of the name */
+};
+
 /* A counted reference to one parsed generation of a model. */
 struct mref {
 	struct mfs_model *m;
 	atomic_int refs;
-	uint64_t gen;
+	uint64_t gen;               /* unique in the process */
+	atomic_int users;           /* models whose current generation it is: with
+				     * more than one, a commit never patches in place */
+	bool shared;                /* in share.c's table, as key */
+	struct share_key key;
+	struct mref *share_next;
 };
 struct mref *mref_hold(struct mref *r);
 void mref_put(struct mref *r);

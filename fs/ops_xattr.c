@@ -7,6 +7,8 @@
  *   user.modelfs.offset  where the first element is in the source file, in
  *                        decimal bytes; only for raw dense storage (tensors
  *                        stored as text, sparse or in blocks have none)
+ *   user.modelfs.storage the storage it shares with other tensors (a
+ *                        PyTorch storage's key), where the format has one
  * Other model entries, .modelfs and editors' scratch files have none.
  * SOURCE entries shown as they are (directories, plain files, links) show
  * the user.* attributes of the source entry, read-only.
@@ -32,15 +34,16 @@
 #define XA_SHAPE "user.modelfs.shape"
 #define XA_DTYPE "user.modelfs.dtype"
 #define XA_OFFSET "user.modelfs.offset"
+#define XA_STORAGE "user.modelfs.storage"
 /* The kernel's limit on one attribute's value and on a list of names. */
 #define XA_SIZE_MAX 65536
 
 /* The attributes of a model entry. */
 struct xattrs {
 	unsigned n;
-	const char *names[3];
-	char vals[3][1024];
-	size_t lens[3];
+	const char *names[4];
+	char vals[4][1024];
+	size_t lens[4];
 };
 
 static bool is_source(const struct inode *i)
@@ -81,6 +84,8 @@ static int model_xattrs(struct inode *i, struct xattrs *x)
 			int k = snprintf(buf, sizeof(buf), "%llu", (unsigned long long)t->off);
 			xattrs_add(x, XA_OFFSET, buf, (size_t)k);
 		}
+		if (t->storage)  /* cut to the value's room, as the shape is */
+			xattrs_add(x, XA_STORAGE, t->storage, strnlen(t->storage, sizeof(x->vals[0])));
 	}
 	mref_put(r);
 	return ret;
@@ -216,7 +221,7 @@ void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 	inode_put(i);
 	if (r < 0)
 		return reply_err(req, -r);
-	char list[sizeof(XA_SHAPE) + sizeof(XA_DTYPE) + sizeof(XA_OFFSET)];
+	char list[sizeof(XA_SHAPE) + sizeof(XA_DTYPE) + sizeof(XA_OFFSET) + sizeof(XA_STORAGE)];
 	size_t len = 0;
 	for (unsigned k = 0; k < x.n; k++) {
 		size_t l = strlen(x.names[k]) + 1;  /* with its NUL */

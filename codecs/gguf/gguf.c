@@ -35,4 +35,5 @@ const struct mfs_codec mfs_codec_gguf = {
 	.bid = gguf_bid,
 	.open = gguf_open,
 	.edit = mfs_gguf_edit,
+	.name_class = mfs_name_class_none,
 };

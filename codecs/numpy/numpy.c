@@ -135,6 +135,12 @@ static int numpy_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_
 	return npz_edit(m, e, p, err);
 }
 
+/* A file without the magic is read as a .npy by its name alone. */
+static int numpy_name_class(const char *name)
+{
+	return mfs_has_ext(name, ".npy");
+}
+
 const struct mfs_codec mfs_codec_numpy = {
 	.name = "numpy",
 	.title = "NumPy",
@@ -143,4 +149,5 @@ const struct mfs_codec mfs_codec_numpy = {
 	.open = numpy_open,
 	.close = numpy_close,
 	.edit = numpy_edit,
+	.name_class = numpy_name_class,
 };

@@ -118,4 +118,5 @@ const struct mfs_codec mfs_codec_primitiv = {
 	.close = primitiv_close,
 	.edit = primitiv_edit,
 	.gathered_runs = true,  /* same-shape edits go to mfs_patch_raw_runs */
+	.name_class = mfs_name_class_none,
 };

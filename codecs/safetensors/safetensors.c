@@ -58,6 +58,12 @@ static int st_open(struct mfs_model *m, struct mfs_err *err)
 	return mfs_st_open_file(m, err);
 }
 
+/* A sharded index is read by its name (and checks its shards beside it). */
+static int st_name_class(const char *name)
+{
+	return mfs_st_is_index_name(name);
+}
+
 const struct mfs_codec mfs_codec_safetensors = {
 	.name = "safetensors",
 	.title = "safetensors",
@@ -66,4 +72,5 @@ const struct mfs_codec mfs_codec_safetensors = {
 	.open = st_open,
 	.close = NULL,
 	.edit = mfs_st_edit,
+	.name_class = st_name_class,
 };

@@ -145,4 +145,5 @@ const struct mfs_codec mfs_codec_tennis = {
 	.open = tennis_open,
 	.close = NULL,
 	.edit = tennis_edit,
+	.name_class = mfs_name_class_none,
 };

@@ -28,13 +28,15 @@ SIZES = {
 	# model written back; many: tensors in the big primitiv model; shards: the
 	# sparse safetensors shards of 5 GiB (300 tensors each); scale: two
 	# model sizes (x4) whose listing times show how listing scales; files: the
-	# directory of small models; fmt_bytes, savetxt_values: baseline samples.
+	# directory of small models; fmt_bytes, savetxt_values: baseline samples;
+	# repos: the Hugging Face cache's repositories; index_shards: the shards
+	# (one tensor each) of the large sharded index.
 	"full": dict(mib=1024, values_mib=256, write_mib=64, many=100000, many_timeout=90,
 		     scale=(500, 2000), files=10000, fmt_bytes=64 * MiB, savetxt_values=1 << 21, runs=5,
-		     shards=30),
+		     shards=30, repos=50, index_shards=200000),
 	"quick": dict(mib=64, values_mib=16, write_mib=8, many=2000, many_timeout=60,
 		      scale=(250, 1000), files=1000, fmt_bytes=8 * MiB, savetxt_values=1 << 18, runs=2,
-		      shards=6),
+		      shards=6, repos=10, index_shards=20000),
 }
 
 # The sharded safetensors checkpoint: shards of 300 bfloat16 [2184, 4096]

@@ -91,6 +91,20 @@ class Measures:
 			self.check_errors()
 		return median(ts)
 
+	def cp_over(self, src, dest):
+		"""Median seconds of a script's atomic replace of dest by a copy of
+		src (cp to a temporary name beside dest, then mv over dest), src in
+		the page cache before each: (without, with) a sync of the copy."""
+		tmp = dest + ".copy"
+		cps, syncs = [], []
+		for _ in range(self.runs):
+			for cmd, out in ((f"cp {src} {tmp} && mv {tmp} {dest}", cps),
+					 (f"cp {src} {tmp} && sync {tmp} && mv {tmp} {dest}", syncs)):
+				preread(src)
+				run(["sync"])
+				out.append(timed(["sh", "-c", cmd]))
+		return median(cps), median(syncs)
+
 	def c_format_rate(self, fmt, dtype):
 		sample = self.sample(fmt, self.s["fmt_bytes"])
 		rates = []

@@ -1,9 +1,9 @@
 /* baseline: what plain C does with the same numbers, for scripts/bench:
  * snprintf("%.9g" / "%.17g") over raw little-endian floats, the same after
  * a plain dequantization loop of ggml blocks (q8_0, q4_K, written from
- * ggml's format description), strtof / strtod over text, and zlib
- * inflating a raw deflate stream (an .npz member) with its CRC-32. One
- * core; prints values, bytes, seconds and rates. */
+ * ggml's format description), strtof / strtod over text, and zlib or
+ * ISA-L inflating a raw deflate stream (an .npz member) with its CRC-32.
+ * One core; prints values, bytes, seconds and rates. */
 #include <errno.h>
 #include <stdbool.h>
 #include <fcntl.h>
@@ -15,6 +15,9 @@
 #include <time.h>
 #include <unistd.h>
 #include <zlib.h>
+#ifdef HAVE_ISAL
+#include <isa-l/igzip_lib.h>
+#endif
 
 static const char *usage =
 	"usage: baseline fmt32 FILE [MAXBYTES [COLS]]   snprintf(\"%.9g\") over raw float32\n"
@@ -23,8 +26,11 @@ static const char *usage =
 	"       baseline parse64 TEXTFILE               strtod over blank-separated text\n"
 	"       baseline q8_0 FILE [MAXBYTES [COLS]]    ggml q8_0 blocks dequantized, then %.9g\n"
 	"       baseline q4_k FILE [MAXBYTES [COLS]]    ggml q4_K blocks dequantized, then %.9g\n"
-	"       baseline inflate FILE OFFSET CSIZE      zlib inflating the raw deflate stream at\n"
-	"                                               OFFSET (CSIZE bytes) into 1 MiB, with CRC-32\n";
+	"       baseline inflate FILE OFFSET CSIZE [LIB] zlib (LIB zlib, the default) or ISA-L\n"
+	"                                               (isal) inflating the raw deflate stream at\n"
+	"                                               OFFSET (CSIZE bytes) into 1 MiB, with CRC-32\n"
+	"       baseline deflate FILE LIB LEVEL         zlib or ISA-L (isal) deflating FILE at LEVEL,\n"
+	"                                               256 KiB in, 64 KiB out at a time (CPU time)\n";
 
 /* Up to max bytes of a file into memory (NUL-terminated). */
 static char *load(const char *path, uint64_t max, size_t *len)
@@ -58,6 +64,14 @@ static double now(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* This thread's CPU time: the loaded machine's wall clock aside. */
+static double cpu_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
@@ -215,10 +229,48 @@ static int parse(const char *path, unsigned es)
 	return 0;
 }
 
+enum { INFLATE_OUT = 1 << 20 };
+
+#ifdef HAVE_ISAL
+/* ISA-L's isal_inflate over the stream, computing the CRC-32 as it goes. */
+static int inflate_isal(const char *path, unsigned char *in, uint64_t csize, unsigned char *out)
+{
+	static struct inflate_state st;
+	isal_inflate_init(&st);
+	st.crc_flag = ISAL_GZIP_NO_HDR;
+	uint64_t left = csize, bytes = 0;
+	int r = ISAL_DECOMP_OK;
+	double t0 = now(), c0 = cpu_now();
+	while (r == ISAL_DECOMP_OK && st.block_state != ISAL_BLOCK_FINISH) {
+		if (!st.avail_in && left) {
+			st.next_in = in;
+			st.avail_in = (uint32_t)(left < (1u << 31) ? left : (1u << 31));
+			in += st.avail_in;
+			left -= st.avail_in;
+		} else if (!st.avail_in) {
+			break;
+		}
+		st.next_out = out;
+		st.avail_out = INFLATE_OUT;
+		r = isal_inflate(&st);
+		bytes += INFLATE_OUT - st.avail_out;
+	}
+	double secs = now() - t0, cpu = cpu_now() - c0;
+	if (st.block_state != ISAL_BLOCK_FINISH) {
+		fprintf(stderr, "baseline: %s: the stream does not inflate (%d)\n", path, r);
+		return 1;
+	}
+	report(bytes / 4, bytes, secs);
+	fprintf(stderr, "crc32 %08x cpu_seconds=%.6f\n", st.crc, cpu);
+	return 0;
+}
+#endif
+
 /* Inflate the raw deflate stream of csize bytes at off, 1 MiB at a time
  * into one buffer (as a reader streaming a member does), with the CRC-32
- * of what comes out. Reports the bytes produced as values of 4 bytes. */
-static int inflate_only(const char *path, uint64_t off, uint64_t csize)
+ * of what comes out, with zlib or (lib "isal") ISA-L. Reports the bytes
+ * produced as values of 4 bytes. */
+static int inflate_only(const char *path, uint64_t off, uint64_t csize, const char *lib)
 {
 	size_t len;
 	char *raw = load(path, UINT64_MAX, &len);
@@ -227,16 +279,33 @@ static int inflate_only(const char *path, uint64_t off, uint64_t csize)
 			(unsigned long long)csize, (unsigned long long)off);
 		return 1;
 	}
-	enum { OUT = 1 << 20 };
+	enum { OUT = INFLATE_OUT };
 	unsigned char *out = malloc(OUT);
+	if (!out)
+		return 1;
+	if (strcmp(lib, "isal") == 0) {
+#ifdef HAVE_ISAL
+		int r = inflate_isal(path, (unsigned char *)raw + off, csize, out);
+		free(out);
+		free(raw);
+		return r;
+#else
+		fprintf(stderr, "baseline: built without ISA-L\n");
+		return 1;
+#endif
+	}
+	if (strcmp(lib, "zlib") != 0) {
+		fputs(usage, stderr);
+		return 2;
+	}
 	z_stream zs = {0};
-	if (!out || inflateInit2(&zs, -15) != Z_OK)
+	if (inflateInit2(&zs, -15) != Z_OK)
 		return 1;
 	unsigned char *in = (unsigned char *)raw + off;
 	uint64_t left = csize, bytes = 0;
 	uLong crc = crc32(0, NULL, 0);
 	int zr = Z_OK;
-	double t0 = now();
+	double t0 = now(), c0 = cpu_now();
 	while (zr == Z_OK) {
 		if (!zs.avail_in && left) {  /* avail_in holds 32 bits */
 			zs.next_in = in;
@@ -250,7 +319,7 @@ static int inflate_only(const char *path, uint64_t off, uint64_t csize)
 		crc = crc32(crc, out, (uInt)(OUT - zs.avail_out));
 		bytes += OUT - zs.avail_out;
 	}
-	double secs = now() - t0;
+	double secs = now() - t0, cpu = cpu_now() - c0;
 	inflateEnd(&zs);
 	if (zr != Z_STREAM_END) {
 		fprintf(stderr, "baseline: %s: the stream at %llu does not inflate (%d)\n", path,
@@ -258,14 +327,107 @@ static int inflate_only(const char *path, uint64_t off, uint64_t csize)
 		return 1;
 	}
 	report(bytes / 4, bytes, secs);
-	fprintf(stderr, "crc32 %08lx\n", crc);
+	fprintf(stderr, "crc32 %08lx cpu_seconds=%.6f\n", crc, cpu);
 	free(out);
+	free(raw);
+	return 0;
+}
+
+/* Deflate buf (n bytes) as the zip room compresses a rewritten member:
+ * 256 KiB of content in, 64 KiB out at a time, raw deflate. *made: the
+ * compressed length; the CPU seconds taken. */
+enum { DEF_IN = 256 << 10, DEF_OUT = 64 << 10 };
+
+static double deflate_zlib(const unsigned char *buf, uint64_t n, int level, uint64_t *made)
+{
+	static unsigned char out[DEF_OUT];
+	z_stream zs = {0};
+	if (deflateInit2(&zs, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		exit(1);
+	uint64_t pos = 0, total = 0;
+	double t0 = cpu_now();
+	int zr = Z_OK;
+	while (zr != Z_STREAM_END) {
+		if (!zs.avail_in && pos < n) {
+			zs.next_in = (Bytef *)buf + pos;
+			zs.avail_in = (uInt)(n - pos < DEF_IN ? n - pos : DEF_IN);
+			pos += zs.avail_in;
+		}
+		zs.next_out = out;
+		zs.avail_out = DEF_OUT;
+		zr = deflate(&zs, pos == n ? Z_FINISH : Z_NO_FLUSH);
+		total += DEF_OUT - zs.avail_out;
+	}
+	double secs = cpu_now() - t0;
+	deflateEnd(&zs);
+	*made = total;
+	return secs;
+}
+
+#ifdef HAVE_ISAL
+static double deflate_isal(const unsigned char *buf, uint64_t n, int level, uint64_t *made)
+{
+	static unsigned char out[DEF_OUT];
+	static const uint32_t lbuf[] = {ISAL_DEF_LVL0_DEFAULT, ISAL_DEF_LVL1_DEFAULT,
+					ISAL_DEF_LVL2_DEFAULT, ISAL_DEF_LVL3_DEFAULT};
+	static struct isal_zstream zs;
+	isal_deflate_init(&zs);
+	zs.level = (uint32_t)level;
+	zs.level_buf_size = lbuf[level];
+	zs.level_buf = lbuf[level] ? malloc(lbuf[level]) : NULL;
+	zs.gzip_flag = IGZIP_DEFLATE;
+	uint64_t pos = 0, total = 0;
+	double t0 = cpu_now();
+	while (zs.internal_state.state != ZSTATE_END) {
+		if (!zs.avail_in && pos < n) {
+			zs.next_in = (uint8_t *)buf + pos;
+			zs.avail_in = (uint32_t)(n - pos < DEF_IN ? n - pos : DEF_IN);
+			pos += zs.avail_in;
+		}
+		zs.end_of_stream = pos == n;
+		zs.next_out = out;
+		zs.avail_out = DEF_OUT;
+		if (isal_deflate(&zs) != COMP_OK)
+			exit(1);
+		total += DEF_OUT - zs.avail_out;
+	}
+	double secs = cpu_now() - t0;
+	free(zs.level_buf);
+	*made = total;
+	return secs;
+}
+#endif
+
+static int deflate_only(const char *path, const char *lib, int level)
+{
+	size_t len;
+	unsigned char *raw = (unsigned char *)load(path, UINT64_MAX, &len);
+	uint64_t made = 0;
+	double secs;
+	if (strcmp(lib, "zlib") == 0 && level >= -1 && level <= 9) {
+		secs = deflate_zlib(raw, len, level, &made);
+#ifdef HAVE_ISAL
+	} else if (strcmp(lib, "isal") == 0 && level >= 0 && level <= ISAL_DEF_MAX_LEVEL) {
+		secs = deflate_isal(raw, len, level, &made);
+#endif
+	} else {
+		fputs(usage, stderr);
+		return 2;
+	}
+	printf("bytes=%llu out_bytes=%llu ratio=%.4f seconds=%.6f mb_per_s=%.2f\n",
+	       (unsigned long long)len, (unsigned long long)made, (double)made / (double)len, secs,
+	       (double)len / secs / 1e6);
 	free(raw);
 	return 0;
 }
 
 int main(int argc, char **argv)
 {
+	if (argc == 5 && strcmp(argv[1], "deflate") == 0)
+		return deflate_only(argv[2], argv[3], atoi(argv[4]));
+	if (argc >= 5 && argc <= 6 && strcmp(argv[1], "inflate") == 0)
+		return inflate_only(argv[2], strtoull(argv[3], NULL, 10), strtoull(argv[4], NULL, 10),
+				    argc == 6 ? argv[5] : "zlib");
 	if (argc < 3 || argc > 5) {
 		fputs(usage, stderr);
 		return 2;
@@ -282,8 +444,6 @@ int main(int argc, char **argv)
 		return fmt(argv[2], 8, max, cols);
 	if (strcmp(argv[1], "q8_0") == 0 || strcmp(argv[1], "q4_k") == 0)
 		return dequant_fmt(argv[2], argv[1][1] == '4', max, cols);
-	if (strcmp(argv[1], "inflate") == 0 && argc == 5)
-		return inflate_only(argv[2], strtoull(argv[3], NULL, 10), strtoull(argv[4], NULL, 10));
 	if (strcmp(argv[1], "parse32") == 0 && argc == 3)
 		return parse(argv[2], 4);
 	if (strcmp(argv[1], "parse64") == 0 && argc == 3)

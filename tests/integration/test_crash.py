@@ -3,7 +3,17 @@ while it commits edits of a ~30 MB primitiv model, both in place under the
 rollback journal (a same-size change) and by full rewrite (a reshape). After
 every kill the source holds exactly the old or the new content; after the
 next mount no temporary or journal file is left. Trials: MFS_CRASH_TRIALS
-(default 100)."""
+(default 100).
+
+Then the daemon is killed at each step of a rewrite in turn (strace injects
+SIGKILL on entry to the call): in the copy of the unchanged bytes
+(copy_file_range: the big tensor keeps its place in a page), at the new
+file's fsync and at the rename the source is the old one; at the
+directory's fsync after the rename, the new one.
+
+Last, a write to the source from outside the mount while a rewrite copies
+it (strace holds its copy_file_range for a while): the commit fails
+with EAGAIN, the source keeps that write, and no temporary file is left."""
 import os
 import random
 import shutil
@@ -45,11 +55,11 @@ def make_pristine(tmp):
 
 
 class Daemon:
-    def __init__(self, src, mnt, log):
+    def __init__(self, src, mnt, log, wrap=()):
         self.mnt = mnt
-        self.p = subprocess.Popen([BIN, "-f", src, mnt, "-o", "log=" + log],
+        self.p = subprocess.Popen(list(wrap) + [BIN, "-f", src, mnt, "-o", "log=" + log],
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.time() + 20
+        deadline = time.time() + 60
         while not os.path.ismount(mnt):
             check(self.p.poll() is None and time.time() < deadline, "mount failed")
             time.sleep(0.01)
@@ -80,13 +90,19 @@ def edit_proc(kind, mnt):
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
-def test_kill9_during_commits():
+def workdir():
+    """A temporary directory with SOURCE and mount point, a log, the pristine
+    model: (tmp, src, mnt, log, pristine)."""
     skip_unless_fuse()
     tmp = tempfile.mkdtemp(prefix="mfs-crash-")
     src, mnt, log = (os.path.join(tmp, x) for x in ("src", "mnt", "log"))
     os.makedirs(src)
     os.makedirs(mnt)
-    pristine = make_pristine(tmp)
+    return tmp, src, mnt, log, make_pristine(tmp)
+
+
+def test_kill9_during_commits():
+    tmp, src, mnt, log, pristine = workdir()
     old = sha(pristine)
     model = os.path.join(src, "m.model")
     # the content each edit produces, and how long its commit takes
@@ -131,5 +147,65 @@ def test_kill9_during_commits():
     shutil.rmtree(tmp, ignore_errors=True)
 
 
+# (strace -e inject=..., whether the kill leaves the new content)
+STEPS = [("copy_file_range:when=1", False), ("fsync:when=1", False), ("renameat:when=1", False),
+         ("fsync:when=2", True)]
+
+
+def test_kill_at_each_step_of_a_rewrite():
+    tmp, src, mnt, log, pristine = workdir()
+    model = os.path.join(src, "m.model")
+    shutil.copyfile(pristine, model)
+    d = Daemon(src, mnt, log)
+    eq(edit_proc("rewrite", mnt).wait(), 0, "rewrite edit")
+    d.stop()
+    old, new = sha(pristine), sha(model)
+    for inject, ends_new in STEPS:
+        shutil.copyfile(pristine, model)
+        d = Daemon(src, mnt, log, ["strace", "-f", "-qq", "-o", "/dev/null", "-e",
+                                   "inject=%s:signal=SIGKILL" % inject])
+        e = edit_proc("rewrite", mnt)
+        eq(d.p.wait(timeout=120), -signal.SIGKILL, "the daemon's end under " + inject)
+        subprocess.run(["fusermount3", "-u", "-z", mnt], stderr=subprocess.DEVNULL)
+        e.wait(timeout=60)
+        left = [n for n in os.listdir(src) if ".mfs-tmp." in n]
+        eq(len(left), 0 if ends_new else 1, "temporary files after a kill at " + inject)
+        eq(sha(model), new if ends_new else old, "the source after a kill at " + inject)
+        d = Daemon(src, mnt, log)
+        deadline = time.time() + 5
+        while sorted(os.listdir(src)) != ["m.model"] and time.time() < deadline:
+            time.sleep(0.02)
+        eq(sorted(os.listdir(src)), ["m.model"], "files left in SOURCE after a kill at " + inject)
+        shape = open(os.path.join(mnt, "m.model", "params", "small", "value", "shape")).read()
+        eq(shape.split(), ["3", "4"] if ends_new else ["2", "3"], "served after a kill at " + inject)
+        d.stop()
+        eq(sha(model), new if ends_new else old, "the source after the next mount, " + inject)
+    print("killed at %d steps of a rewrite: old before the rename, new after" % len(STEPS))
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_outside_write_during_a_rewrite():
+    tmp, src, mnt, log, pristine = workdir()
+    model = os.path.join(src, "m.model")
+    shutil.copyfile(pristine, model)
+    d = Daemon(src, mnt, log, ["strace", "-f", "-qq", "-o", "/dev/null", "-e",
+                               "inject=copy_file_range:delay_enter=3000000:when=1"])
+    e = edit_proc("rewrite", mnt)
+    time.sleep(1.5)  # the commit is held in its copy
+    fd = os.open(model, os.O_WRONLY)
+    os.pwrite(fd, b"\x00\x00\x80\x3f", 4096)
+    os.close(fd)
+    outside = sha(model)
+    check(e.wait(timeout=60) != 0, "the edit succeeded over an outside write")
+    eq(sha(model), outside, "the source after the failed commit")
+    eq(sorted(os.listdir(src)), ["m.model"], "files left in SOURCE")
+    check("changed outside the mount" in open(os.path.join(mnt, ".modelfs", "errors")).read(),
+          "no errors line")
+    d.stop()
+    print("an outside write during a rewrite's copy: EAGAIN, the write kept")
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
 if __name__ == "__main__":
-    run([test_kill9_during_commits])
+    run([test_kill9_during_commits, test_kill_at_each_step_of_a_rewrite,
+         test_outside_write_during_a_rewrite])

@@ -26,6 +26,7 @@ import tempfile
 import time
 
 import gguf_write as gw
+import torch_hostile as th
 from harness import DATA, SLOW, Mount, check, eq, run
 
 VALGRIND = os.environ.get("MFS_VALGRIND") == "1"
@@ -100,6 +101,7 @@ def crafted():
     yield "empty.dbdf", b""
     yield "empty.psave", b""
     yield from crafted_gguf()
+    yield from th.crafted()
 
 
 def crafted_gguf():
@@ -121,12 +123,14 @@ def crafted_gguf():
     yield "bigendian.gguf", b"GGUF" + struct.pack(">IQQ", 3, 0, 0)
 
 
-def mutations(rng):
-    """Mutated copies of every corpus file: (name, bytes)."""
+def mutations(rng, extra):
+    """Mutated copies of every corpus file and of the files in extra: (name,
+    bytes)."""
     files = [p for p in glob.glob(os.path.join(DATA, "**", "*"), recursive=True)
              if os.path.isfile(p) and not p.endswith((".md", ".py", ".txt", ".mtx"))
              and os.path.getsize(p) < 200000]
     files.sort()
+    files += extra
     for n in range(COUNT):
         src = files[n % len(files)]
         data = bytearray(open(src, "rb").read())
@@ -176,6 +180,8 @@ def surely_bid(name, data):
             and 2 <= struct.unpack("<Q", data[:8])[0] <= len(data) - 8) \
             or data[:4] == b"GGUF":
         return True
+    if th.surely_bid(data):
+        return True
     return data.startswith(b"MATRIX ") and name.endswith(".pmat")
 
 
@@ -220,9 +226,10 @@ print("WALKED", n, "(%d paths longer than PATH_MAX)" % toolong)
 
 def test_hostile_files():
     rng = random.Random(8)
+    torch_samples = th.samples(tempfile.mkdtemp(prefix="mfs-torch-"))
     with Mount([]) as m:
         made = {}
-        for name, data in list(crafted()) + list(mutations(rng)):
+        for name, data in list(crafted()) + list(mutations(rng, torch_samples)):
             with open(m.s(name), "wb") as f:
                 f.write(data)
             made[name] = data
@@ -258,9 +265,15 @@ def test_hostile_files():
               "%d-node graph" % GRAPH)
         check(os.path.islink(m.m("cycle.psave", "x")), "pointer cycle as a link")
         check(os.path.isdir(m.m("names.gguf", "tensors", "a%2Fb")), "gguf names escaped")
+        # pickles are read, never run; valid ones are shown
+        check(not os.path.exists(th.PWNED), "a pickle ran a command")
+        eq(open(m.m("pt_os_system.pt", "class")).read(), "os.system\n", "a call shown inert")
+        check(os.path.isdir(m.m("pt_names.pt", "a%2Fb")), "pickle keys escaped")
+        check(os.path.isdir(m.m("pk_wide_dict.pt")), "a dict of %d keys" % th.WIDE)
         print("hostile files: %d (%d shown as models, %d passed through, %d of them not models); "
               "walk %s in %.1f s" % (len(made), shown, passed, silent, r.stdout.strip(), took))
         check(m.proc.poll() is None, "the daemon died")
+    shutil.rmtree(os.path.dirname(torch_samples[0]), ignore_errors=True)
 
 
 if __name__ == "__main__":

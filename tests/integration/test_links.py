@@ -3,7 +3,8 @@ model's directory at the link's place; one that leaves SOURCE (an absolute
 target, ".." above it), dangles, loops or leads to a directory is the link
 it is. Every case runs twice: with openat2 and with the walk used where
 openat2 is missing (-o no_openat2). A link swapped while a view is open:
-the open file reads what it opened, a later lookup sees the new target."""
+the open file reads what it opened, a later lookup sees the new target. A
+link and the file it leads to, both shown, read one parsed model."""
 import os
 import threading
 import time
@@ -175,7 +176,93 @@ def test_link_digits_and_readers():
             eq(np.load(os.path.join(t, "big", "data.npy")).tobytes(), big[1].tobytes(), "last write")
             eq(sha(m.s("blobs", "b1")), before, "the blob after the concurrent writes")
 
+def parses(m, name):
+    """How many times name was parsed, and how many times it took the model
+    parsed for another name of its file (the debug log's lines)."""
+    log = open(m.log, errors="replace").read()
+    return (log.count("modelfs: %s: parsed\n" % name),
+            log.count("modelfs: %s: the model parsed for another name of its file\n" % name))
+
+
+def test_one_model_for_link_and_target():
+    """A link and the file it leads to, both shown: the second name reads
+    the model parsed for the first (one parse, one cache); a commit through
+    the file's own name is read through the link at once (the file is
+    rewritten beside, never patched under the link's readers); a commit
+    through the link replaces the link and leaves the file as it was."""
+    for opts in MODES:
+        m = Mount(opts=list(opts) + ["-o", "debug"])
+        os.makedirs(m.s("ckpt"))
+        model(m.s("ckpt", "step100.safetensors"), 1.0)
+        os.symlink("ckpt/step100.safetensors", m.s("latest.safetensors"))
+        with m:
+            eq(values(m, "ckpt", "step100.safetensors"), [[1.0] * 3] * 2, "%s the file" % (opts,))
+            eq(values(m, "latest.safetensors"), [[1.0] * 3] * 2, "the link")
+            eq(parses(m, "latest.safetensors"), (0, 1), "the link's model is the file's")
+            ino = os.stat(m.s("ckpt", "step100.safetensors")).st_ino
+            with open(m.m("ckpt", "step100.safetensors", "tensors", "w", "values.txt"), "w") as f:
+                f.write("7 7 7\n7 7 7\n")
+            eq(values(m, "latest.safetensors"), [[7.0] * 3] * 2, "the file's commit through the link")
+            check(os.stat(m.s("ckpt", "step100.safetensors")).st_ino != ino,
+                  "a file shown under two names is rewritten, not patched in place")
+            check(os.path.islink(m.s("latest.safetensors")), "the link stays a link")
+            eq(parses(m, "latest.safetensors")[0], 0, "the link never parsed the file itself")
+            before = sha(m.s("ckpt", "step100.safetensors"))
+            with open(m.m("latest.safetensors", "tensors", "w", "values.txt"), "w") as f:
+                f.write("8 8 8\n8 8 8\n")
+            eq(values(m, "latest.safetensors"), [[8.0] * 3] * 2, "the link's commit")
+            check(not os.path.islink(m.s("latest.safetensors")), "a regular file took the link's place")
+            eq(sha(m.s("ckpt", "step100.safetensors")), before, "the file is byte-identical")
+            eq(values(m, "ckpt", "step100.safetensors"), [[7.0] * 3] * 2, "the file's own name")
+            # no longer one file: each name its own model, patched in place
+            ino = os.stat(m.s("ckpt", "step100.safetensors")).st_ino
+            with open(m.m("ckpt", "step100.safetensors", "tensors", "w", "data"), "r+b") as f:
+                f.write(np.full((2, 3), 9.0, np.float32).tobytes())
+            eq(os.stat(m.s("ckpt", "step100.safetensors")).st_ino, ino, "patched in place")
+            eq(values(m, "latest.safetensors"), [[8.0] * 3] * 2, "the former link")
+
+
+def test_shared_model_readers():
+    """Readers through a link and through the file it leads to (one shared
+    model) while a writer commits through the file's own name: every read
+    is one whole version, and after the last commit both names show it."""
+    big = [np.full((256, 1024), k, dtype=np.float64) for k in (1.0, 2.0, 3.0)]
+    versions = {b.tobytes() for b in big}
+    m = Mount()
+    os.makedirs(m.s("ckpt"))
+    st_write(m.s("ckpt", "c.safetensors"), {"big": big[0]})
+    os.symlink("ckpt/c.safetensors", m.s("latest.safetensors"))
+    with m:
+        views = [m.m(name, "tensors", "big") for name in ("latest.safetensors", "ckpt/c.safetensors")]
+        bad, stop = [], threading.Event()
+
+        def reader(t, view):
+            while not stop.is_set():
+                with open(os.path.join(t, view), "rb") as f:
+                    got = f.read()
+                if view == "data" and got not in versions:
+                    bad.append("%s data: %d bytes of no version" % (t, len(got)))
+                if view == "values.txt":
+                    lines = got.split(b"\n")
+                    if len(lines) != 257 or len(set(lines[:-1])) != 1:
+                        bad.append("%s values.txt: %d lines, mixed" % (t, len(lines)))
+        threads = [threading.Thread(target=reader, args=(t, v))
+                   for t in views for v in ("data", "values.txt")]
+        for th in threads:
+            th.start()
+        for k in (1, 2, 0, 1, 2):
+            with open(os.path.join(views[1], "data"), "r+b") as f:
+                f.write(big[k].tobytes())
+        stop.set()
+        for th in threads:
+            th.join()
+        check(not bad, "readers: %r" % bad[:3])
+        for t in views:
+            eq(np.load(os.path.join(t, "data.npy")).tobytes(), big[2].tobytes(), "last write via " + t)
+        check(os.path.islink(m.s("latest.safetensors")), "the link stays a link")
+
 
 if __name__ == "__main__":
     run([test_links_resolved_beneath_source, test_edit_replaces_the_link, test_link_swapped_while_open,
-         test_link_digits_and_readers])
+         test_link_digits_and_readers, test_one_model_for_link_and_target,
+         test_shared_model_readers])

@@ -124,9 +124,31 @@ def test_plain_files_read_write():
         eq(m.text("deep", "er", "s.param", "value", "values.txt"), "3.5\n")
 
 
+def daemon_of(mnt):
+    """The pid of the process serving mnt (its command line names it)."""
+    for pid in os.listdir("/proc"):
+        try:
+            with open("/proc/%s/cmdline" % pid, "rb") as f:
+                args = f.read().split(b"\0")
+        except (OSError, ValueError):
+            continue
+        if pid.isdigit() and mnt.encode() in args and int(pid) != os.getpid():
+            return int(pid)
+    return None
+
+
 def test_daemon_and_signals():
     m = Mount(["primitiv/param_scalar.param"], foreground=False)
     m.start()
+    # the command returns once mounted, with status 0; the daemon stays in
+    # this session (the scheduler's autogroup of its readers), in a
+    # process group of its own
+    eq(m.proc.wait(timeout=60), 0, "the detaching command's status")
+    check(os.path.ismount(m.mnt), "not mounted when the command returned")
+    pid = daemon_of(m.mnt)
+    check(pid is not None, "no process serves the mount")
+    eq(os.getsid(pid), os.getsid(0), "the daemon's session")
+    eq(os.getpgid(pid), pid, "the daemon's process group")
     eq(m.text("param_scalar.param", "value", "values.txt"), "3.5\n")
     r = subprocess.run(["fusermount3", "-u", m.mnt])
     eq(r.returncode, 0, "fusermount3 -u")
@@ -134,7 +156,10 @@ def test_daemon_and_signals():
     while os.path.ismount(m.mnt) and time.time() < deadline:
         time.sleep(0.05)
     check(not os.path.ismount(m.mnt), "still mounted")
-    m.proc.wait(timeout=10)
+    deadline = time.time() + 10
+    while daemon_of(m.mnt) and time.time() < deadline:
+        time.sleep(0.05)
+    check(daemon_of(m.mnt) is None, "the daemon outlived its unmount")
     m.proc = None
     shutil.rmtree(m.tmp, ignore_errors=True)
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -90,8 +90,13 @@ static void test_copy_range(void **state)
 	char *buf = malloc(MFS_COPY_BUF);
 	fill(a, n, 3);
 	assert_int_equal(mfs_write_all(src, a, n, 0), 0);
+	/* offsets at different places in a page: spliced through a pipe */
 	assert_int_equal(mfs_copy_range(src, 17, dst, 5, n - 17, buf), 0);
 	assert_int_equal(mfs_read_all(dst, b, n - 17, 5), 0);
+	assert_memory_equal(a + 17, b, n - 17);
+	/* at the same place: copy_file_range */
+	assert_int_equal(mfs_copy_range(src, 17, dst, 4096 + 17, n - 17, buf), 0);
+	assert_int_equal(mfs_read_all(dst, b, n - 17, 4096 + 17), 0);
 	assert_memory_equal(a + 17, b, n - 17);
 	/* the source ends first */
 	assert_int_equal(mfs_copy_range(src, n - 10, dst, 0, 11, buf), -EIO);

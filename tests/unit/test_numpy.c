@@ -335,7 +335,10 @@ static void test_npz_shrunk(void **state)
 	char buf[4096];
 	static const char *const views[] = {"tensors/fort/values.txt", "tensors/fort/data"};
 	for (int k = 0; k < 6; k++) {
-		ssize_t r = mfs_view_read(m, tnode(m, views[k % 2]), 0, sizeof(buf), buf, NULL, &err);
+		/* (data past what the cursor kept at open inflated ahead of
+		 * the header: ISA-L decodes up to 64 KiB ahead) */
+		ssize_t r = mfs_view_read(m, tnode(m, views[k % 2]), k % 2 ? 256 << 10 : 0, sizeof(buf),
+					  buf, NULL, &err);
 		assert_int_equal(r, -EIO);
 		assert_non_null(strstr(err.msg, "shrank"));
 		mfs_err_clear(&err);

@@ -59,7 +59,18 @@ struct mfs_codec {
 	 * Without it, an array written in the order opposite to storage has its
 	 * changed values copied into the patch. */
 	bool gathered_runs;
+
+	/* Set when the tree depends on the file's bytes and on its name only
+	 * through this: the way of reading the name asks for (a number, 0 for
+	 * the plain one; a sharded index's name is another). A model opened
+	 * without anything beside its file (mfs_model.beside) may then be
+	 * shared by every name of that file with the same codec and class (a
+	 * link and the file it leads to). NULL: never shared. */
+	int (*name_class)(const char *name);
 };
+
+/* name_class for a codec whose tree never depends on the name. */
+int mfs_name_class_none(const char *name);
 
 extern const struct mfs_codec *const mfs_codecs[];  /* NULL-terminated */
 

@@ -145,6 +145,7 @@ struct patched {
 	const struct mfs_model *m;
 	const struct mfs_patch *p;
 	const struct mfs_commit_opts *o;
+	const struct stat *st;  /* the old file's, when the commit began */
 	uint64_t total;       /* the new file's size */
 	uint64_t step;        /* bytes between progress calls; 0: none */
 	uint64_t next;        /* the next call once this many are written */
@@ -175,7 +176,8 @@ static void progress_at(struct patched *pa, uint64_t written)
 {
 	if (!pa->step || (written < pa->next && written < pa->total))
 		return;
-	pa->o->progress(pa->o->progress_ctx, pa->m->name, written, pa->total);
+	pa->o->progress(pa->o->progress_ctx, pa->o->name ? pa->o->name : pa->m->name, written,
+			pa->total);
 	pa->next = (written / pa->step + 1) * pa->step;
 }
 
@@ -197,6 +199,26 @@ static int copy_old(struct patched *pa, int fd, uint64_t src, uint64_t dst, uint
 		len -= n;
 		progress_at(pa, dst);
 	}
+	return 0;
+}
+
+/* The old file's content has not changed since the commit began (size,
+ * modification and change times of the descriptor the copy read): else
+ * the new file may mix its content before and after an outside write. A
+ * model held in memory was copied from memory: nothing to check. */
+static int unchanged(const struct patched *pa, struct mfs_err *err)
+{
+	struct stat now;
+	const struct stat *st = pa->st;
+	if (pa->m->fd < 0)
+		return 0;
+	if (fstat(pa->m->fd, &now) < 0)
+		return mfs_error(err, errno, "%s: %s", pa->m->name, strerror(errno));
+	if (now.st_size != st->st_size || now.st_mtim.tv_sec != st->st_mtim.tv_sec ||
+	    now.st_mtim.tv_nsec != st->st_mtim.tv_nsec || now.st_ctim.tv_sec != st->st_ctim.tv_sec ||
+	    now.st_ctim.tv_nsec != st->st_ctim.tv_nsec)
+		return mfs_error(err, EAGAIN, "%s changed outside the mount during the rewrite; nothing"
+				 " written", pa->m->name);
 	return 0;
 }
 
@@ -226,7 +248,7 @@ static int fill_patched(int fd, void *arg, struct mfs_err *err)
 	free(buf);
 	if (r < 0 && !err->code)
 		return mfs_error(err, -r, "cannot write the new file: %s", strerror(-r));
-	return r;
+	return r < 0 ? r : unchanged(pa, err);
 }
 
 struct bytes_arg {
@@ -276,10 +298,11 @@ static int patch_journaled(int dirfd, const struct mfs_model *m, const struct mf
 			   const struct stat *st, const struct mfs_commit_opts *o, uint8_t *buf,
 			   struct mfs_err *err)
 {
+	const char *name = o->name ? o->name : m->name;
 	char jn[256];
-	mfs_journal_name(m->name, jn);
+	mfs_journal_name(name, jn);
 	struct mfs_err rerr = {0};
-	int r = mfs_recover_file(dirfd, m->name, &rerr);  /* a stale one would block us */
+	int r = mfs_recover_file(dirfd, name, &rerr);  /* a stale one would block us */
 	if (r == MFS_JOURNAL_LEFT)
 		return JOURNAL_TAKEN;
 	if (r < 0) {
@@ -298,10 +321,10 @@ static int patch_journaled(int dirfd, const struct mfs_model *m, const struct mf
 		return r;
 	}
 	/* From here until the journal is gone, a crash rolls back. */
-	int fd = openat(dirfd, m->name, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+	int fd = openat(dirfd, name, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
 	struct stat now;
 	if (fd < 0 || fstat(fd, &now) < 0 || now.st_ino != st->st_ino || now.st_dev != st->st_dev) {
-		r = mfs_error(err, fd < 0 ? errno : EAGAIN, "cannot reopen %s for writing", m->name);
+		r = mfs_error(err, fd < 0 ? errno : EAGAIN, "cannot reopen %s for writing", name);
 		if (fd >= 0)
 			close(fd);
 		unlinkat(dirfd, jn, 0);
@@ -319,7 +342,7 @@ static int patch_journaled(int dirfd, const struct mfs_model *m, const struct mf
 	if (r < 0) {
 		/* Put the old bytes back now rather than at the next mount. */
 		struct mfs_err uerr = {0};
-		mfs_journal_settle(dirfd, jn, jfd, m->name, &uerr);
+		mfs_journal_settle(dirfd, jn, jfd, name, &uerr);
 		close(jfd);
 		return r;
 	}
@@ -351,9 +374,10 @@ int mfs_commit(int dirfd, const struct mfs_model *m, const struct mfs_patch *p,
 {
 	static const struct mfs_commit_opts defaults;
 	const struct mfs_commit_opts *o = opts ? opts : &defaults;
+	const char *name = o->name ? o->name : m->name;
 	struct stat st;
-	int r = o->link_target ? same_link(dirfd, m->name, m, o->link_target, &st, err)
-			       : same_file(dirfd, m->name, m, &st, err);
+	int r = o->link_target ? same_link(dirfd, name, m, o->link_target, &st, err)
+			       : same_file(dirfd, name, m, &st, err);
 	if (r < 0)
 		return r;
 	if (p->n) {
@@ -361,16 +385,16 @@ int mfs_commit(int dirfd, const struct mfs_model *m, const struct mfs_patch *p,
 		if (!o->no_inplace && !o->link_target && mfs_patch_same_size(p))
 			r = commit_inplace(dirfd, m, p, &st, o, err);
 		if (r == JOURNAL_TAKEN) {
-			struct patched pa = {.m = m, .p = p, .o = o};
+			struct patched pa = {.m = m, .p = p, .o = o, .st = &st};
 			struct rewrite rw = {fill_patched, &pa, m->codec, &st};
-			r = replace_file(dirfd, m->name, &rw, o, err);
+			r = replace_file(dirfd, name, &rw, o, err);
 		}
 		if (r < 0)
 			return r;
 	}
 	if (p->has_sidecar && m->codec->sidecar) {
 		char side[512];
-		snprintf(side, sizeof(side), "%s%s", m->name, m->codec->sidecar);
+		snprintf(side, sizeof(side), "%s%s", name, m->codec->sidecar);
 		struct stat sst;
 		bool have = fstatat(dirfd, side, &sst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(sst.st_mode);
 		struct bytes_arg b = {p->sidecar, p->sidecar_len};

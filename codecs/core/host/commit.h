@@ -1,7 +1,8 @@
 /* Committing a patch to a source file, crash-safely (SQLite's atomic commit):
  *
  * - full rewrite: the new content is written beside the file under a private
- *   temporary name, fsynced, checked by indexing it again with the same codec,
+ *   temporary name (the unchanged bytes copied by mfs_copy_range), fsynced, checked by indexing it again with the
+ *   same codec and against an outside write to the old file meanwhile,
  *   renamed over the original (mode and owner kept), and the directory is
  *   fsynced;
  * - in place, when every span keeps its length: the old bytes go to a
@@ -37,9 +38,12 @@ struct mfs_commit_opts {
 	 * content becomes a regular file renamed over the link, never a patch
 	 * in place: the file the link leads to is left byte-identical. */
 	const struct stat *link_target;
+	/* The source's name in dirfd, when it is not m->name: a model shared
+	 * by the names of one file is committed through the name written to. */
+	const char *name;
 };
 
-/* Apply p, made against model m, to m->name in dirfd (or in the place of
+/* Apply p, made against model m, to m->name (opts->name) in dirfd (or in the place of
  * the link of that name: opts->link_target). m->fd must be the source that
  * m was indexed from. */
 int mfs_commit(int dirfd, const struct mfs_model *m, const struct mfs_patch *p,

@@ -22,10 +22,13 @@ int mfs_read_all(int fd, void *buf, size_t len, int64_t off);
 #define MFS_COPY_PIECE (64u << 20)
 #define MFS_COPY_BUF (1u << 20)
 
-/* [off, off + len) of src to dst at doff: in the kernel (copy_file_range:
- * a reflink or a server-side copy where the file system can) when possible,
- * else through buf (MFS_COPY_BUF bytes). 0, -EIO when src ends first, or
- * -errno. */
+/* [off, off + len) of src to dst at doff, the one copy of the commit
+ * engine (rewrites, rollbacks): by copy_file_range where dst's file system
+ * does more with it than copy through memory (a reflink, a copy on the
+ * server) or off and doff are at the same place in a page; else, or for
+ * what the kernel refuses, by splice through a pipe of MFS_COPY_BUF bytes;
+ * else through buf (MFS_COPY_BUF bytes). 0, -EIO
+ * when src ends first, or -errno. */
 int mfs_copy_range(int src, uint64_t off, int dst, uint64_t doff, uint64_t len, char *buf);
 
 #endif

@@ -364,8 +364,10 @@ static int open_file(struct mfs_model **out, struct mfs_runtime *rt, int dirfd, 
 	}
 	int r = 0;
 	m->impl->opener = op;
-	if (codec->sidecar)
+	if (codec->sidecar) {
+		m->beside = true;  /* even when it has none: another directory may */
 		r = read_sidecar(m, dirfd, codec->sidecar, err);
+	}
 	struct sibling_state sib = {0};
 	m->impl->dirfd = dirfd;
 	m->impl->sibling = check_listed;
@@ -410,6 +412,7 @@ int mfs_model_open_with(struct mfs_model **out, struct mfs_runtime *rt, int dirf
 /* m->impl->sibling while the codec opens m (mfs_model_check_sibling). */
 static int check_sibling(struct mfs_model *m, const char *name, struct mfs_err *err)
 {
+	m->beside = true;
 	int fd = open_source(m->impl->opener, m->impl->dirfd, name);
 	if (fd < 0)
 		return mfs_error(err, -fd, "cannot open: %s", strerror(-fd));
@@ -437,6 +440,7 @@ static int check_sibling(struct mfs_model *m, const char *name, struct mfs_err *
 static int check_listed(struct mfs_model *m, const char *name, struct mfs_err *err)
 {
 	struct sibling_state *st = m->impl->sibling_ctx;
+	m->beside = true;
 	if (st->probes < MFS_SIBLING_PROBES || st->unlisted) {
 		st->probes++;
 		return check_sibling(m, name, err);

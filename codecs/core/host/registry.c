@@ -7,6 +7,12 @@
 #include "../../registry.def"
 #undef MFS_CODEC
 
+int mfs_name_class_none(const char *name)
+{
+	(void)name;
+	return 0;
+}
+
 const struct mfs_codec *const mfs_codecs[] = {
 #define MFS_CODEC(name) &mfs_codec_##name,
 #include "../../registry.def"

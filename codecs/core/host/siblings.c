@@ -1,4 +1,4 @@
-/* A directory's names, one getdents pass, sorted for binary search. */
+/* A directory's names, one getdents pass, hashed for lookups. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -7,36 +7,64 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bisect.h"
 #include "buf.h"
+#include "bytes.h"
 #include "siblings.h"
 
 struct mfs_siblings {
 	char *pool;       /* each name, NUL-terminated, its d_type byte before it */
 	size_t plen, pcap;
-	uint32_t *at;     /* offsets of the names in pool, sorted by name */
-	size_t n, cap;
+	size_t n;         /* names in pool */
+	struct slot {
+		uint32_t at;  /* the name's offset in pool; 0: empty */
+		uint32_t h;
+	} *slots;
+	size_t nslots;    /* a power of two, at least twice n */
 };
+
+/* A hash table of n names takes at most this many bytes besides the names. */
+#define TABLE_BYTES(n) (((n) * 4 + 16) * sizeof(struct slot))
 
 static int add(struct mfs_siblings *s, const char *name, unsigned char type, size_t max)
 {
 	size_t len = strlen(name);
-	if (s->plen + len + 2 > UINT32_MAX || s->plen + len + 2 + (s->n + 1) * 4 > max)
+	if (s->plen + len + 2 > UINT32_MAX || s->plen + len + 2 + TABLE_BYTES(s->n + 1) > max)
 		return -ENOMEM;
-	if (MFS_ARRAY_RESERVE(s->pool, s->plen, s->pcap, len + 2, 4096) < 0 ||
-	    MFS_ARRAY_RESERVE(s->at, s->n, s->cap, 1, 1024) < 0)
+	if (MFS_ARRAY_RESERVE(s->pool, s->plen, s->pcap, len + 2, 4096) < 0)
 		return -ENOMEM;
 	s->pool[s->plen] = (char)type;
 	memcpy(s->pool + s->plen + 1, name, len + 1);
-	s->at[s->n++] = (uint32_t)(s->plen + 1);
 	s->plen += len + 2;
+	s->n++;
 	return 0;
 }
 
-static int by_name(const void *a, const void *b, void *ctx)
+static uint32_t name_hash(const char *name, size_t len)
 {
-	const char *pool = ctx;
-	return strcmp(pool + *(const uint32_t *)a, pool + *(const uint32_t *)b);
+	return (uint32_t)mfs_hash64(name, len, 0x5e);
+}
+
+/* The names of pool in a table of at least twice as many slots. */
+static int index_names(struct mfs_siblings *s)
+{
+	size_t n = 16;
+	while (n < s->n * 2)
+		n *= 2;
+	s->slots = calloc(n, sizeof(*s->slots));
+	if (!s->slots)
+		return -ENOMEM;
+	s->nslots = n;
+	for (size_t off = 0; off < s->plen;) {
+		const char *name = s->pool + off + 1;
+		size_t len = strlen(name);
+		uint32_t h = name_hash(name, len);
+		size_t j = h & (n - 1);
+		while (s->slots[j].at)
+			j = (j + 1) & (n - 1);
+		s->slots[j] = (struct slot){(uint32_t)(off + 1), h};
+		off += len + 2;
+	}
+	return 0;
 }
 
 int mfs_siblings_read(struct mfs_siblings **out, int dirfd, size_t max, size_t *bytes)
@@ -64,30 +92,23 @@ int mfs_siblings_read(struct mfs_siblings **out, int dirfd, size_t max, size_t *
 		mfs_siblings_free(s);
 		return r;
 	}
-	qsort_r(s->at, s->n, sizeof(*s->at), by_name, s->pool);
-	*bytes = s->pcap + s->cap * sizeof(*s->at) + sizeof(*s);
+	r = index_names(s);
+	if (r < 0) {
+		mfs_siblings_free(s);
+		return r;
+	}
+	*bytes = s->pcap + s->nslots * sizeof(*s->slots) + sizeof(*s);
 	*out = s;
 	return 0;
 }
 
-struct probe {
-	const struct mfs_siblings *s;
-	const char *name;
-};
-
-static bool before(const void *ctx, uint64_t i)
-{
-	const struct probe *p = ctx;
-	return strcmp(p->s->pool + p->s->at[i], p->name) < 0;
-}
-
 int mfs_siblings_type(const struct mfs_siblings *s, const char *name)
 {
-	struct probe p = {s, name};
-	uint64_t i = mfs_partition(s->n, before, &p);
-	if (i == s->n || strcmp(s->pool + s->at[i], name) != 0)
-		return -1;
-	return (unsigned char)s->pool[s->at[i] - 1];
+	uint32_t h = name_hash(name, strlen(name));
+	for (size_t j = h & (s->nslots - 1); s->slots[j].at; j = (j + 1) & (s->nslots - 1))
+		if (s->slots[j].h == h && strcmp(s->pool + s->slots[j].at, name) == 0)
+			return (unsigned char)s->pool[s->slots[j].at - 1];
+	return -1;
 }
 
 void mfs_siblings_free(struct mfs_siblings *s)
@@ -95,6 +116,6 @@ void mfs_siblings_free(struct mfs_siblings *s)
 	if (!s)
 		return;
 	free(s->pool);
-	free(s->at);
+	free(s->slots);
 	free(s);
 }

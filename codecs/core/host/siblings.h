@@ -1,4 +1,4 @@
-/* The names of a source's directory, read in one pass and sorted, so that a
+/* The names of a source's directory, read in one pass and hashed, so that a
  * codec asking about many files beside its source (an index of 200,000
  * shards) costs one listing, not a system call per name. */
 #ifndef MFS_SIBLINGS_H

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ahead.h"
 #include "bands.h"
 #include "guard.h"
 #include "model_impl.h"
@@ -80,12 +81,12 @@ static uint64_t column_of(const struct mfs_tensor *t, uint64_t q)
 	return L;
 }
 
-/* Copy what band g holds of storage elements [s, s + n), in p->piece. */
-static void scatter(const struct pass *p, const struct target *g, uint64_t s, uint64_t n)
+/* Copy what band g holds of storage elements [s, s + n), in in. */
+static void scatter(const struct pass *p, const struct target *g, uint64_t s, uint64_t n,
+		    const uint8_t *in)
 {
 	unsigned es = p->t->esize;
 	uint64_t d0 = p->d0, end = s + n;
-	const uint8_t *in = p->piece;
 	while (s < end) {
 		uint64_t q = s / d0, i = s % d0;
 		uint64_t cend = (q + 1) * d0 < end ? (q + 1) * d0 : end;
@@ -122,16 +123,24 @@ static int run_pass(void *arg)
 		s0 = p->g[k].s0 < s0 ? p->g[k].s0 : s0;
 		s1 = p->g[k].s1 > s1 ? p->g[k].s1 : s1;
 	}
-	for (uint64_t s = s0; s < s1;) {
+	/* More than one piece: read ahead on a thread of its own, the
+	 * stream's pieces inflated while the ones before are scattered. */
+	struct mfs_ahead *a = s1 - s0 > p->piece_elems
+				      ? mfs_ahead_start(p->m, p->t, s0, s1, p->piece_elems) : NULL;
+	int r = 0;
+	for (uint64_t s = s0; s < s1 && r == 0;) {
 		uint64_t n = s1 - s < p->piece_elems ? s1 - s : p->piece_elems;
-		int r = mfs_tensor_read_storage(p->m, p->t, s, n, p->piece, p->err);
-		if (r < 0)
-			return r;
-		for (unsigned k = 0; k < p->ng; k++)
-			scatter(p, &p->g[k], s, n);
+		const uint8_t *in = p->piece;
+		if (a)
+			in = mfs_ahead_next(a, &n, &r, p->err);
+		else
+			r = mfs_tensor_read_storage(p->m, p->t, s, n, p->piece, p->err);
+		for (unsigned k = 0; r == 0 && k < p->ng; k++)
+			scatter(p, &p->g[k], s, n, in);
 		s += n;
 	}
-	return 0;
+	mfs_ahead_stop(a);
+	return r;
 }
 
 /* Band b's place in a pass over t's storage. */

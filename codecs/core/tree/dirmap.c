@@ -8,34 +8,48 @@
 #include "bytes.h"
 #include "dirmap.h"
 
-static uint64_t key_hash(mfs_id parent, uint32_t kind, const void *s, size_t n)
+#define EMPTY UINT32_MAX
+
+static uint32_t key_hash(mfs_id parent, const void *s, size_t n)
 {
-	return mfs_hash64(s, n, ((uint64_t)parent << 1) | kind);
+	return (uint32_t)mfs_hash64(s, n, parent);
 }
 
-/* The slot of (parent, kind, s[0, n)) with hash h: the matching one or the
- * empty one where it goes. The map has slots. */
-static struct mfs_dirmap_entry *slot(const struct mfs_dirmap *d, mfs_id parent, uint32_t kind,
-				     const void *s, size_t n, uint64_t h)
+/* The entries of (parent, s[0, n)) with hash h, by kind (out[k] for kind k
+ * below nk), and the empty slot that ends their probe sequence. */
+static struct mfs_dirmap_slot *probe(const struct mfs_dirmap *d, mfs_id parent, const void *s,
+				     size_t n, uint32_t h, struct mfs_dirmap_entry **out,
+				     uint32_t k0, uint32_t nk)
 {
+	for (uint32_t k = 0; k < nk; k++)
+		out[k] = NULL;
 	size_t mask = d->nslots - 1;
-	for (size_t j = (size_t)h & mask;; j = (j + 1) & mask) {
-		struct mfs_dirmap_entry *e = &d->slots[j];
-		if (e->id == MFS_NONE)
-			return e;
-		if (e->h == h && e->parent == parent && e->kind == kind && e->len == n &&
-		    memcmp(d->pool + e->off, s, n) == 0)
-			return e;
+	for (size_t j = h & mask;; j = (j + 1) & mask) {
+		struct mfs_dirmap_slot *sl = &d->slots[j];
+		if (sl->at == EMPTY)
+			return sl;
+		struct mfs_dirmap_entry *e = &d->ents[sl->at];
+		if (sl->h == h && e->parent == parent && e->len == n &&
+		    e->kind - k0 < nk && memcmp(d->pool + e->off, s, n) == 0)
+			out[e->kind - k0] = e;
 	}
 }
 
 struct mfs_dirmap_entry *mfs_dirmap_find(const struct mfs_dirmap *d, mfs_id parent, uint32_t kind,
 					 const void *s, size_t n)
 {
-	if (!d->nslots)
-		return NULL;
-	struct mfs_dirmap_entry *e = slot(d, parent, kind, s, n, key_hash(parent, kind, s, n));
-	return e->id == MFS_NONE ? NULL : e;
+	struct mfs_dirmap_entry *e = NULL;
+	if (d->nslots)
+		probe(d, parent, s, n, key_hash(parent, s, n), &e, kind, 1);
+	return e;
+}
+
+void mfs_dirmap_find2(const struct mfs_dirmap *d, mfs_id parent, const void *s, size_t n,
+		      struct mfs_dirmap_entry *out[2])
+{
+	out[0] = out[1] = NULL;
+	if (d->nslots)
+		probe(d, parent, s, n, key_hash(parent, s, n), out, 0, 2);
 }
 
 mfs_id mfs_dirmap_get(const struct mfs_dirmap *d, mfs_id parent, uint32_t kind, const void *s,
@@ -48,21 +62,23 @@ mfs_id mfs_dirmap_get(const struct mfs_dirmap *d, mfs_id parent, uint32_t kind, 
 /* Room for one more entry, the map at most half full. */
 static int grow(struct mfs_dirmap *d)
 {
-	if ((d->used + 1) * 2 <= d->nslots)
+	if (d->nents >= EMPTY || MFS_ARRAY_RESERVE(d->ents, d->nents, d->cents, 1, 256) < 0)
+		return -ENOMEM;
+	if ((d->nents + 1) * 2 <= d->nslots)
 		return 0;
 	size_t n = d->nslots ? d->nslots * 2 : 256;
-	if (n < d->nslots || n > SIZE_MAX / sizeof(struct mfs_dirmap_entry))
+	if (n < d->nslots || n > SIZE_MAX / sizeof(struct mfs_dirmap_slot))
 		return -ENOMEM;
-	struct mfs_dirmap_entry *s = malloc(n * sizeof(*s));
+	struct mfs_dirmap_slot *s = malloc(n * sizeof(*s));
 	if (!s)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
-		s[i].id = MFS_NONE;
+		s[i].at = EMPTY;
 	for (size_t i = 0; i < d->nslots; i++) {
-		if (d->slots[i].id == MFS_NONE)
+		if (d->slots[i].at == EMPTY)
 			continue;
-		size_t j = (size_t)d->slots[i].h & (n - 1);
-		while (s[j].id != MFS_NONE)
+		size_t j = d->slots[i].h & (n - 1);
+		while (s[j].at != EMPTY)
 			j = (j + 1) & (n - 1);
 		s[j] = d->slots[i];
 	}
@@ -90,21 +106,22 @@ int mfs_dirmap_put(struct mfs_dirmap *d, mfs_id parent, uint32_t kind, const voi
 {
 	if (grow(d) < 0)
 		return -ENOMEM;
-	uint64_t h = key_hash(parent, kind, s, n);
-	struct mfs_dirmap_entry *e = slot(d, parent, kind, s, n, h);
-	if (e->id != MFS_NONE)
+	uint32_t h = key_hash(parent, s, n);
+	struct mfs_dirmap_entry *e;
+	struct mfs_dirmap_slot *free_slot = probe(d, parent, s, n, h, &e, kind, 1);
+	if (e)
 		return 0;
 	size_t off;
 	if (pool_add(d, s, n, &off) < 0)
 		return -ENOMEM;
-	*e = (struct mfs_dirmap_entry){h, parent, id, kind, off, n, 0, 0};
-	d->used++;
+	d->ents[d->nents] = (struct mfs_dirmap_entry){parent, id, kind, off, n, 0, 0};
+	*free_slot = (struct mfs_dirmap_slot){h, (uint32_t)d->nents++};
 	return 0;
 }
 
 int mfs_dirmap_keep(struct mfs_dirmap *d, struct mfs_dirmap_entry *e, const void *x, size_t n)
 {
-	/* e points into the slots, which pool_add leaves where they are. */
+	/* e points into the entries, which pool_add leaves where they are. */
 	size_t off;
 	if (pool_add(d, x, n, &off) < 0)
 		return -ENOMEM;
@@ -122,6 +139,7 @@ bool mfs_dirmap_kept_is(const struct mfs_dirmap *d, const struct mfs_dirmap_entr
 void mfs_dirmap_free(struct mfs_dirmap *d)
 {
 	free(d->slots);
+	free(d->ents);
 	free(d->pool);
 	memset(d, 0, sizeof(*d));
 }

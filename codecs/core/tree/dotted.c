@@ -42,6 +42,8 @@ struct mfs_dotted {
 	size_t ilen, icap;
 	uint64_t name_bytes;   /* of the names added so far */
 	uint64_t dirs;         /* directories made for components */
+	char *base;            /* root's path in the model, once a link needs it */
+	int base_len;
 	bool failed;
 };
 
@@ -117,32 +119,94 @@ static const char *request_name(const char *s, size_t *n, char req[16])
 static size_t comp_len(const struct mfs_dotted *d, const char *s, const char *end)
 {
 	const char *p = s;
+	if (d->seps[0] && !d->seps[1]) {
+		p = memchr(s, d->seps[0], (size_t)(end - s));
+		return p ? (size_t)(p - s) : (size_t)(end - s);
+	}
 	size_t ns = strlen(d->seps);
 	while (p < end && !memchr(d->seps, *p, ns))
 		p++;
 	return (size_t)(p - s);
 }
 
-/* The directory of every component but the last, made as needed; sets
- * *last and *last_len to the last component (the rest of the name once
- * no more directories may be made). MFS_NONE after a failure. */
-static mfs_id walk(struct mfs_dotted *d, const char *name, size_t len, const char **last,
-		   size_t *last_len)
+/* Whether link is one into sibling[0, sl). */
+static bool into(const struct mfs_dotted *d, const struct mfs_dirmap_entry *link,
+		 const char *sibling, size_t sl)
 {
+	return link && mfs_dirmap_kept_is(&d->dirs_made, link, sibling, sl);
+}
+
+/* The link made before for a proper prefix of the name p[0, end) below dir
+ * into the same sibling, or MFS_NONE. The sibling's directory for that
+ * prefix holds the rest of the name (the same dotted layout), so the name
+ * is reached through it. */
+static mfs_id link_below(struct mfs_dotted *d, mfs_id dir, const char *p, const char *end,
+			 const char *sibling, size_t sl)
+{
+	for (;;) {
+		size_t n = comp_len(d, p, end);
+		if (p + n == end)
+			return MFS_NONE;
+		struct mfs_dirmap_entry *f[2];
+		mfs_dirmap_find2(&d->dirs_made, dir, p, n, f);
+		if (into(d, f[KEY_LINK], sibling, sl))
+			return f[KEY_LINK]->id;
+		if (!f[KEY_DIR])
+			return MFS_NONE;
+		dir = f[KEY_DIR]->id;
+		p += n + 1;
+	}
+}
+
+/* Where a name goes: the directory of every component but the last, made
+ * as needed, and the last component (the rest of the name once no more
+ * directories may be made); fresh when that directory was made for this
+ * name (nothing is below it yet). With a sibling (a link's), via is the
+ * link of a prefix into the same sibling when there is one: then nothing
+ * is made. */
+struct place {
+	mfs_id dir, via;
+	const char *last;
+	size_t last_len;
+	bool fresh;
+};
+
+/* The place of name[0, len); dir MFS_NONE after a failure. One probe per
+ * component finds both its directory and its link. */
+static struct place walk(struct mfs_dotted *d, const char *name, size_t len, const char *sibling)
+{
+	struct place pl = {MFS_NONE, MFS_NONE, NULL, 0, false};
 	if (!d || d->failed)
-		return MFS_NONE;
+		return pl;
 	const char *p = name, *end = name + len;
+	size_t sl = sibling ? strlen(sibling) : 0;
 	mfs_id dir = d->root;
-	d->name_bytes += len;
 	for (unsigned depth = 0;; depth++) {
 		size_t n = comp_len(d, p, end);
-		mfs_id c = p + n == end || depth == DEPTH_MAX ? MFS_NONE
-							      : recall(d, dir, KEY_DIR, p, n);
-		if (p + n == end || depth == DEPTH_MAX ||
-		    (c == MFS_NONE && d->dirs >= DIRS_FREE + d->name_bytes / DIR_BYTES)) {
-			*last = p;
-			*last_len = (size_t)(end - p);
-			return dir;
+		bool last = p + n == end;
+		struct mfs_dirmap_entry *f[2] = {NULL, NULL};
+		if (!last && !pl.fresh)
+			mfs_dirmap_find2(&d->dirs_made, dir, p, n, f);
+		if (sibling && into(d, f[KEY_LINK], sibling, sl)) {
+			pl.via = f[KEY_LINK]->id;
+			return pl;
+		}
+		mfs_id c = f[KEY_DIR] ? f[KEY_DIR]->id : MFS_NONE;
+		if (!last && (depth == DEPTH_MAX ||
+			      (c == MFS_NONE &&
+			       d->dirs >= DIRS_FREE + (d->name_bytes + len) / DIR_BYTES))) {
+			if (sibling && c != MFS_NONE)
+				pl.via = link_below(d, c, p + n + 1, end, sibling, sl);
+			if (pl.via != MFS_NONE)
+				return pl;
+			last = true;
+		}
+		if (last) {
+			d->name_bytes += len;
+			pl.dir = dir;
+			pl.last = p;
+			pl.last_len = (size_t)(end - p);
+			return pl;
 		}
 		if (c == MFS_NONE) {
 			d->dirs++;
@@ -151,8 +215,9 @@ static mfs_id walk(struct mfs_dotted *d, const char *name, size_t len, const cha
 			const char *r = request_name(p, &rl, req);
 			c = mfs_add_dir(d->m, dir, r, rl);
 			if (c == MFS_NONE)
-				return MFS_NONE;
+				return pl;
 			remember(d, dir, KEY_DIR, p, n, c);
+			pl.fresh = true;
 		}
 		dir = c;
 		p += n + 1;
@@ -207,24 +272,55 @@ static void index_line(struct mfs_dotted *d, const char *name, size_t len,
 mfs_id mfs_dotted_add(struct mfs_dotted *d, const char *name, size_t len,
 		      const struct mfs_tensor *t, uint64_t off, uint64_t bytes)
 {
-	const char *last;
-	size_t n;
-	mfs_id dir = walk(d, name, len, &last, &n);
-	if (dir == MFS_NONE)
+	struct place pl = walk(d, name, len, NULL);
+	if (pl.dir == MFS_NONE)
 		return MFS_NONE;
 	index_line(d, name, len, t, off, bytes);
 	/* A directory made for a longer name becomes this tensor's directory;
 	 * a second tensor of the same name gets its own (~N). */
-	mfs_id c = recall(d, dir, KEY_DIR, last, n);
+	mfs_id c = pl.fresh ? MFS_NONE : recall(d, pl.dir, KEY_DIR, pl.last, pl.last_len);
 	if (c != MFS_NONE && !mfs_node_tensor(d->m, c))
 		return mfs_attach_tensor(d->m, c, t) < 0 ? MFS_NONE : c;
 	char req[16];
-	size_t rl = n;
-	const char *r = request_name(last, &rl, req);
-	mfs_id id = mfs_add_tensor(d->m, dir, r, rl, t);
+	size_t rl = pl.last_len;
+	const char *r = request_name(pl.last, &rl, req);
+	mfs_id id = mfs_add_tensor(d->m, pl.dir, r, rl, t);
 	if (c == MFS_NONE)
-		remember(d, dir, KEY_DIR, last, n, id);
+		remember(d, pl.dir, KEY_DIR, pl.last, pl.last_len, id);
 	return id;
+}
+
+mfs_id mfs_dotted_add_dir(struct mfs_dotted *d, const char *name, size_t len)
+{
+	struct place pl = walk(d, name, len, NULL);
+	if (pl.dir == MFS_NONE)
+		return MFS_NONE;
+	mfs_id c = pl.fresh ? MFS_NONE : recall(d, pl.dir, KEY_DIR, pl.last, pl.last_len);
+	if (c != MFS_NONE)
+		return c;
+	char req[16];
+	size_t rl = pl.last_len;
+	const char *r = request_name(pl.last, &rl, req);
+	c = mfs_add_dir(d->m, pl.dir, r, rl);
+	if (c != MFS_NONE)
+		remember(d, pl.dir, KEY_DIR, pl.last, pl.last_len, c);
+	return c;
+}
+
+mfs_id mfs_dotted_parent(struct mfs_dotted *d, const char *name, size_t len, const char **last,
+			 size_t *last_len)
+{
+	struct place pl = walk(d, name, len, NULL);
+	*last = pl.last;
+	*last_len = pl.last_len;
+	return pl.dir;
+}
+
+void mfs_dotted_index(struct mfs_dotted *d, const char *name, size_t len,
+		      const struct mfs_tensor *t, uint64_t off, uint64_t bytes)
+{
+	if (d && !d->failed)
+		index_line(d, name, len, t, off, bytes);
 }
 
 /* Append s[0, n) to buf at *pos (size bytes); false when it does not fit. */
@@ -258,67 +354,56 @@ static bool dotted_path(const struct mfs_dotted *d, const char *name, size_t len
 	}
 }
 
-/* The link already made for a proper prefix of name into the same sibling,
- * or MFS_NONE. The sibling's directory for that prefix holds the rest of
- * the name (the same dotted layout), so name is reached through it. */
-static mfs_id through_link(struct mfs_dotted *d, const char *name, size_t len,
-			   const char *sibling)
+/* The root's path in the model ("tensors"), made once; NULL when too long. */
+static const char *base_path(struct mfs_dotted *d, int *len)
 {
-	const char *p = name, *end = name + len;
-	size_t sl = strlen(sibling);
-	mfs_id dir = d->root;
-	for (;;) {
-		size_t n = comp_len(d, p, end);
-		if (p + n == end)
-			return MFS_NONE;
-		const struct mfs_dirmap_entry *e = mfs_dirmap_find(&d->dirs_made, dir, KEY_LINK, p, n);
-		if (e && mfs_dirmap_kept_is(&d->dirs_made, e, sibling, sl))
-			return e->id;
-		dir = recall(d, dir, KEY_DIR, p, n);
-		if (dir == MFS_NONE)
-			return MFS_NONE;
-		p += n + 1;
+	if (!d->base) {
+		char buf[4096];
+		int bl = mfs_node_path(d->m, d->root, buf, sizeof(buf));
+		if (bl < 0 || !(d->base = malloc((size_t)bl + 1))) {
+			no_memory(d);
+			return NULL;
+		}
+		memcpy(d->base, buf, (size_t)bl + 1);
+		d->base_len = bl;
 	}
+	*len = d->base_len;
+	return d->base;
 }
 
 mfs_id mfs_dotted_add_link(struct mfs_dotted *d, const char *name, size_t len,
 			   const char *sibling)
 {
-	if (!d || d->failed)
-		return MFS_NONE;
-	mfs_id via = through_link(d, name, len, sibling);
-	if (via != MFS_NONE)
-		return via;
-	const char *last;
-	size_t n;
-	mfs_id dir = walk(d, name, len, &last, &n);
-	if (dir == MFS_NONE)
-		return MFS_NONE;
+	struct place pl = walk(d, name, len, sibling);
+	if (pl.via != MFS_NONE || pl.dir == MFS_NONE)
+		return pl.via;
 	/* Out of the link's directory and of the model directory, into the
 	 * sibling, then down the same path. */
-	char target[4096] = "", base[4096];
+	char target[4096] = "";
 	size_t pos = 0;
 	uint32_t ups = 1;
-	for (mfs_id i = dir; i != MFS_ROOT && i < d->m->nnodes; i = d->m->nodes[i].parent)
+	for (mfs_id i = pl.dir; i != MFS_ROOT && i < d->m->nnodes; i = d->m->nodes[i].parent)
 		ups++;
 	for (uint32_t i = 0; i < ups; i++)
 		if (!append(target, sizeof(target), &pos, "../", 3))
 			return MFS_NONE;
-	int bl = mfs_node_path(d->m, d->root, base, sizeof(base));
-	if (bl < 0 || !append(target, sizeof(target), &pos, sibling, strlen(sibling)) ||
+	int bl;
+	const char *base = base_path(d, &bl);
+	if (!base || !append(target, sizeof(target), &pos, sibling, strlen(sibling)) ||
 	    (bl && (!append(target, sizeof(target), &pos, "/", 1) ||
 		    !append(target, sizeof(target), &pos, base, (size_t)bl))) ||
 	    !dotted_path(d, name, len, target, sizeof(target), &pos))
 		return MFS_NONE;
-	if (recall(d, dir, KEY_LINK, last, n) != MFS_NONE)
+	if (!pl.fresh && recall(d, pl.dir, KEY_LINK, pl.last, pl.last_len) != MFS_NONE)
 		return MFS_NONE;  /* the same name twice: the first one stands */
 	char req[16];
-	size_t rl = n;
-	const char *r = request_name(last, &rl, req);
-	mfs_id id = mfs_add_link_text(d->m, dir, r, rl, target, pos);
-	remember(d, dir, KEY_LINK, last, n, id);
-	struct mfs_dirmap_entry *e = id == MFS_NONE ? NULL
-				   : mfs_dirmap_find(&d->dirs_made, dir, KEY_LINK, last, n);
+	size_t rl = pl.last_len;
+	const char *r = request_name(pl.last, &rl, req);
+	mfs_id id = mfs_add_link_text(d->m, pl.dir, r, rl, target, pos);
+	remember(d, pl.dir, KEY_LINK, pl.last, pl.last_len, id);
+	struct mfs_dirmap_entry *e =
+		id == MFS_NONE ? NULL
+			       : mfs_dirmap_find(&d->dirs_made, pl.dir, KEY_LINK, pl.last, pl.last_len);
 	if (e && !d->failed && mfs_dirmap_keep(&d->dirs_made, e, sibling, strlen(sibling)) < 0)
 		no_memory(d);
 	return id;
@@ -336,6 +421,7 @@ void mfs_dotted_finish(struct mfs_dotted *d, mfs_id dir)
 			d->m->nodes[id].u.text.len = 0;
 	}
 	mfs_dirmap_free(&d->dirs_made);
+	free(d->base);
 	free(d->index);
 	free(d);
 }

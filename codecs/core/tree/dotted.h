@@ -42,6 +42,19 @@ struct mfs_dotted *mfs_dotted_new(struct mfs_model *m, mfs_id root, const char *
 mfs_id mfs_dotted_add(struct mfs_dotted *d, const char *name, size_t len,
 		      const struct mfs_tensor *t, uint64_t off, uint64_t bytes);
 
+/* For a codec that shows more than tensors by dotted names (PyTorch's
+ * dicts): a directory under the name's path (the one a longer name made
+ * there, if any, so that `a.b` and `a.b.c` share `a/b/`), or MFS_NONE. */
+mfs_id mfs_dotted_add_dir(struct mfs_dotted *d, const char *name, size_t len);
+/* The directory the name's last component goes in (made as needed), that
+ * component in *last, *last_len: the codec adds its own node there. */
+mfs_id mfs_dotted_parent(struct mfs_dotted *d, const char *name, size_t len, const char **last,
+			 size_t *last_len);
+/* An `index` line alone (a tensor the codec added elsewhere, under a name
+ * of its own). */
+void mfs_dotted_index(struct mfs_dotted *d, const char *name, size_t len,
+		      const struct mfs_tensor *t, uint64_t off, uint64_t bytes);
+
 /* Add, under the name's path, a relative symbolic link into a sibling model
  * directory (sharded safetensors): its target is as many `../` as lead out of
  * this model's directory, then `sibling`, then the link's own path from its

@@ -49,7 +49,8 @@ static mfs_id add_node(struct mfs_model *m, mfs_id parent, const char *name, siz
 		im->last = l;
 		im->cap_nodes = cap;
 	}
-	const char *nm = parent == MFS_NONE ? "" : mfs_unique_name(m, parent, name, len);
+	uint32_t h = 0;
+	const char *nm = parent == MFS_NONE ? "" : mfs_unique_name(m, parent, name, len, &h);
 	if (!nm)
 		return MFS_NONE;
 	mfs_id id = m->nnodes;
@@ -73,7 +74,7 @@ static mfs_id add_node(struct mfs_model *m, mfs_id parent, const char *name, siz
 		p->nchild++;
 		if (kind == MFS_K_DIR)
 			p->ndirs++;
-		if (mfs_names_insert(m, id) < 0) {
+		if (mfs_names_insert(m, id, h) < 0) {
 			mfs_model_fail(m, ENOMEM, "out of memory");
 			return MFS_NONE;
 		}

@@ -124,6 +124,9 @@ struct mfs_tensor {
 	const char *tname;          /* dtype name for MFS_DT_OPAQUE ("unknown64", ...) */
 	uint64_t nnz;               /* MFS_TF_SPARSE: number of stored entries */
 	uint64_t tag;               /* the codec's own reference */
+	const char *storage;        /* the storage it shares with other tensors (a
+				       PyTorch storage's key; user.modelfs.storage),
+				       living as long as the model, or NULL */
 	struct mfs_tcache *cache;   /* values.txt layout, built on first use */
 };
 
@@ -150,6 +153,9 @@ struct mfs_model {
 	const uint8_t *sidecar;     /* <name><codec->sidecar> if it exists */
 	size_t sidecar_len;
 	bool has_sidecar;
+	/* The open looked beside the file (a sidecar, or siblings checked):
+	 * the tree may differ for another name of the same file. */
+	bool beside;
 	void *priv;                 /* codec state, freed by codec->close */
 	struct mfs_runtime *rt;     /* lent by the host (runtime.h); NULL: none */
 	/* A problem the open got past (a malformed sidecar, say): "" if none;

@@ -16,6 +16,13 @@ struct mfs_dupe {
 	unsigned next;
 };
 
+/* A slot of the sibling hash: a node and the low 32 bits of its (parent,
+ * name) hash (names.c). */
+struct mfs_name_slot {
+	mfs_id id;   /* MFS_NONE: empty */
+	uint32_t h;
+};
+
 struct mfs_hole {
 	uint64_t start, end;
 };
@@ -24,8 +31,8 @@ struct mfs_model_impl {
 	struct mfs_arena arena;
 	size_t cap_nodes, cap_tensors, cap_frames;
 	mfs_id *last;               /* last child of each node, while building */
-	/* (parent, name) -> node id, open addressing; slot value MFS_NONE = empty */
-	mfs_id *slots;
+	/* (parent, name) -> node id, open addressing */
+	struct mfs_name_slot *slots;
 	uint32_t nslots;            /* power of two */
 	/* (parent, duplicated name) -> next ~N suffix to try, so that k copies
 	 * of one name cost O(k), not O(k^2) */

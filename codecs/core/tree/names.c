@@ -81,67 +81,71 @@ size_t mfs_escape_name(const char *name, size_t len, char out[257])
 	return cut + 17;
 }
 
-static uint64_t slot_hash(mfs_id parent, const char *name)
+/* A slot's hash: the (parent, name) hash's low 32 bits, kept beside the id
+ * so that growing the table and probing it touch no node and measure no
+ * name. */
+static uint32_t slot_hash(mfs_id parent, const char *name, size_t len)
 {
-	return mfs_hash64(name, strlen(name), parent);
+	return (uint32_t)mfs_hash64(name, len, parent);
+}
+
+static void place(struct mfs_name_slot *s, uint32_t mask, struct mfs_name_slot e)
+{
+	uint32_t j = e.h & mask;
+	while (s[j].id != MFS_NONE)
+		j = (j + 1) & mask;
+	s[j] = e;
 }
 
 static int grow_slots(struct mfs_model *m)
 {
 	struct mfs_model_impl *im = m->impl;
 	uint32_t n = im->nslots ? im->nslots * 2 : 64;
-	if (n < im->nslots || !mfs_model_charge_growth(m, im->nslots, n, sizeof(mfs_id)))
+	if (n < im->nslots || !mfs_model_charge_growth(m, im->nslots, n, sizeof(*im->slots)))
 		return -ENOMEM;
-	mfs_id *s = malloc((size_t)n * sizeof(*s));
+	struct mfs_name_slot *s = malloc((size_t)n * sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	memset(s, 0xff, (size_t)n * sizeof(*s));
-	for (uint32_t i = 0; i < im->nslots; i++) {
-		mfs_id id = im->slots[i];
-		if (id == MFS_NONE)
-			continue;
-		uint64_t h = slot_hash(m->nodes[id].parent, m->nodes[id].name);
-		for (uint32_t j = (uint32_t)h & (n - 1);; j = (j + 1) & (n - 1)) {
-			if (s[j] == MFS_NONE) {
-				s[j] = id;
-				break;
-			}
-		}
-	}
+	for (uint32_t i = 0; i < n; i++)
+		s[i].id = MFS_NONE;
+	for (uint32_t i = 0; i < im->nslots; i++)
+		if (im->slots[i].id != MFS_NONE)
+			place(s, n - 1, im->slots[i]);
 	free(im->slots);
 	im->slots = s;
 	im->nslots = n;
 	return 0;
 }
 
-mfs_id mfs_lookup(const struct mfs_model *m, mfs_id dir, const char *name)
+static mfs_id lookup_hashed(const struct mfs_model *m, mfs_id dir, const char *name,
+			    uint32_t h)
 {
 	const struct mfs_model_impl *im = m->impl;
 	if (!im->nslots || dir >= m->nnodes)
 		return MFS_NONE;
-	uint64_t h = slot_hash(dir, name);
-	for (uint32_t j = (uint32_t)h & (im->nslots - 1);; j = (j + 1) & (im->nslots - 1)) {
-		mfs_id id = im->slots[j];
-		if (id == MFS_NONE)
+	uint32_t mask = im->nslots - 1;
+	for (uint32_t j = h & mask;; j = (j + 1) & mask) {
+		struct mfs_name_slot e = im->slots[j];
+		if (e.id == MFS_NONE)
 			return MFS_NONE;
-		if (m->nodes[id].parent == dir && strcmp(m->nodes[id].name, name) == 0)
-			return id;
+		if (e.h == h && m->nodes[e.id].parent == dir && strcmp(m->nodes[e.id].name, name) == 0)
+			return e.id;
 	}
 }
 
-int mfs_names_insert(struct mfs_model *m, mfs_id id)
+mfs_id mfs_lookup(const struct mfs_model *m, mfs_id dir, const char *name)
+{
+	return lookup_hashed(m, dir, name, slot_hash(dir, name, strlen(name)));
+}
+
+int mfs_names_insert(struct mfs_model *m, mfs_id id, uint32_t h)
 {
 	struct mfs_model_impl *im = m->impl;
 	/* Keep the load under 1/2 so probes stay short. */
 	if ((uint64_t)(m->nnodes + 1) * 2 > im->nslots && grow_slots(m) < 0)
 		return -ENOMEM;
-	uint64_t h = slot_hash(m->nodes[id].parent, m->nodes[id].name);
-	for (uint32_t j = (uint32_t)h & (im->nslots - 1);; j = (j + 1) & (im->nslots - 1)) {
-		if (im->slots[j] == MFS_NONE) {
-			im->slots[j] = id;
-			return 0;
-		}
-	}
+	place(im->slots, im->nslots - 1, (struct mfs_name_slot){id, h});
+	return 0;
 }
 
 /* The counter of suffixes tried for (parent, name), created on first use;
@@ -187,11 +191,15 @@ static struct mfs_dupe *dupe_slot(struct mfs_model *m, mfs_id parent, const char
 	}
 }
 
-char *mfs_unique_name(struct mfs_model *m, mfs_id parent, const char *raw, size_t len)
+char *mfs_unique_name(struct mfs_model *m, mfs_id parent, const char *raw, size_t len,
+		      uint32_t *hash)
 {
 	char esc[257];
 	size_t n = mfs_escape_name(raw, len, esc);
-	if (mfs_lookup(m, parent, esc) == MFS_NONE)
+	*hash = slot_hash(parent, esc, n);
+	/* The first child of a directory needs no search. */
+	if (parent >= m->nnodes || !m->nodes[parent].nchild ||
+	    lookup_hashed(m, parent, esc, *hash) == MFS_NONE)
 		return mfs_model_strdup(m, esc, n);
 	/* A later duplicate gets ~1, ~2, ... (the suffix may need room); the
 	 * search resumes where the last duplicate of this name stopped. */
@@ -205,7 +213,8 @@ char *mfs_unique_name(struct mfs_model *m, mfs_id parent, const char *raw, size_
 			keep = NAME_MAX_BYTES - (size_t)sl;
 		memcpy(cand, esc, keep);
 		memcpy(cand + keep, suf, (size_t)sl + 1);
-		if (mfs_lookup(m, parent, cand) == MFS_NONE) {
+		*hash = slot_hash(parent, cand, keep + (size_t)sl);
+		if (lookup_hashed(m, parent, cand, *hash) == MFS_NONE) {
 			if (d)
 				d->next = k + 1;
 			return mfs_model_strdup(m, cand, keep + (size_t)sl);

@@ -4,9 +4,12 @@
 
 #include "model.h"
 
-/* Escaped, unique name for a new child of parent, in the model's arena. */
-char *mfs_unique_name(struct mfs_model *m, mfs_id parent, const char *raw, size_t len);
-/* Index node id (its parent and name are set) in the sibling hash. */
-int mfs_names_insert(struct mfs_model *m, mfs_id id);
+/* Escaped, unique name for a new child of parent, in the model's arena;
+ * *hash: its sibling hash, for mfs_names_insert. */
+char *mfs_unique_name(struct mfs_model *m, mfs_id parent, const char *raw, size_t len,
+		      uint32_t *hash);
+/* Index node id (its parent and name are set; hash from mfs_unique_name) in
+ * the sibling hash. */
+int mfs_names_insert(struct mfs_model *m, mfs_id id, uint32_t hash);
 
 #endif

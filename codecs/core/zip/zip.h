@@ -145,7 +145,7 @@ struct mfs_zip_put {
 
 /* Members puts[0, n) (n >= 1, each member once) given new content, each
  * by its own method: stored, or deflated again (at the level its flags
- * tell, else zlib's default) a window at a time; their local headers,
+ * tell: zip_flate.h) a window at a time; their local headers,
  * data descriptors and central directory entries get the new CRC-32 and
  * sizes, and the offsets of everything after them move. Every other
  * record's bytes are kept, except with align > 0: a record after a

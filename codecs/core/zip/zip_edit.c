@@ -146,16 +146,26 @@ static int new_header(struct mfs_patch *p, const uint8_t *base, const struct mfs
 	if (!nw && npad == pad)
 		return 0;
 	uint8_t *d = mfs_patch_alloc(p, x->local_off, lhl, lhl - pad + npad);
-	if (!d)
+	uint8_t *h = npad == pad ? d : malloc((size_t)lhl);
+	if (!d || !h) {
+		if (h != d)
+			free(h);
 		return mfs_error(err, ENOMEM, "out of memory");
-	/* The fields first, in the header as it was; then the padding. */
-	memcpy(d, base + x->local_off, (size_t)lhl);
-	int r = nw ? put_local(x, d, nw, err) : 0;
-	if (r < 0 || npad == pad)
+	}
+	/* The fields first, in the header as it was (a copy of its own when
+	 * the padding shrinks it); then the padding. */
+	memcpy(h, base + x->local_off, (size_t)lhl);
+	int r = nw ? put_local(x, h, nw, err) : 0;
+	if (r < 0 || npad == pad) {
+		if (h != d)
+			free(h);
 		return r;
+	}
 	uint64_t after = fb + 4 + pad;
-	memmove(d + fb + 4 + npad, d + after, (size_t)(lhl - after));
+	memcpy(d, h, (size_t)(fb + 4));
 	memset(d + fb + 4, 'Z', npad);
+	memcpy(d + fb + 4 + npad, h + after, (size_t)(lhl - after));
+	free(h);
 	mfs_put_le16(d + fb + 2, (uint16_t)npad);
 	mfs_put_le16(d + 28, (uint16_t)(xl - pad + npad));
 	return 0;

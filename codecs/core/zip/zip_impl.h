@@ -2,15 +2,13 @@
 #ifndef MFS_ZIP_IMPL_H
 #define MFS_ZIP_IMPL_H
 
-#include <zlib.h>
-
 #include "zip.h"
+#include "zip_flate.h"
 
-/* A member's content read in order through an inflate state of its own
- * (zip_in.c). z_stream keeps a pointer to itself: it never moves once
- * started. */
+/* A member's content read in order through an inflate stream of its own
+ * (zip_in.c; the stream is zip_flate.h's, whichever library inflates). */
 struct zip_in {
-	z_stream zs;
+	struct zip_flate *fl;
 	uint64_t pos;      /* uncompressed bytes produced */
 	uint64_t in;       /* compressed bytes consumed */
 	uint32_t crc;      /* of the bytes produced */
@@ -18,6 +16,8 @@ struct zip_in {
 };
 
 int zip_in_start(struct zip_in *s, struct mfs_err *err);
+/* A copy of from that goes on from where it is: 0, or -ENOMEM. */
+int zip_in_copy(struct zip_in *s, const struct zip_in *from);
 void zip_in_end(struct zip_in *s);
 /* The next len bytes of member zm's content into out (NULL: discarded);
  * its end checked once reached. 0, or -EIO with a message. Touches the

@@ -1,10 +1,9 @@
-/* A member's content read in order through an inflate state of its own:
- * never past the member's declared compressed or uncompressed size, and
- * its end checked (the stream ends there, with all its compressed bytes
- * used and the CRC-32 of the central directory). */
+/* A member's content read in order through an inflate stream of its own
+ * (zip_flate.h): never past the member's declared compressed or
+ * uncompressed size, and its end checked (the stream ends there, with all
+ * its compressed bytes used and the CRC-32 of the central directory). */
 #include <errno.h>
 #include <string.h>
-#include <zlib.h>
 
 #include "zip_impl.h"
 
@@ -13,14 +12,39 @@
 int zip_in_start(struct zip_in *s, struct mfs_err *err)
 {
 	memset(s, 0, sizeof(*s));
-	if (inflateInit2(&s->zs, -15) != Z_OK)
+	if (!(s->fl = zip_flate_new()))
 		return mfs_error(err, ENOMEM, "out of memory (inflate)");
 	return 0;
 }
 
+int zip_in_copy(struct zip_in *s, const struct zip_in *from)
+{
+	*s = *from;
+	return (s->fl = zip_flate_copy(from->fl)) ? 0 : -ENOMEM;
+}
+
 void zip_in_end(struct zip_in *s)
 {
-	inflateEnd(&s->zs);
+	zip_flate_free(s->fl);
+	s->fl = NULL;
+}
+
+/* Up to want bytes into dst from the member's compressed bytes left: the
+ * library's answer (zip_flate.h), *got the bytes made. */
+static int inflate_some(const uint8_t *base, const struct mfs_zip_member *zm, struct zip_in *c,
+			uint8_t *dst, uint64_t want, uint64_t *got, const char **why)
+{
+	const uint8_t *in = base + zm->data_off + c->in;
+	size_t in_len = (size_t)(zm->csize - c->in);  /* all of it: zip_flate_in is exact */
+	size_t in0 = in_len, room = (size_t)want;
+	int fr = zip_flate_run(c->fl, &in, &in_len, &dst, &room, why);
+	c->in += in0 - in_len;
+	if (fr == ZIP_FLATE_END)  /* (the library may have read ahead) */
+		c->in = zip_flate_in(c->fl);
+	*got = want - room;
+	c->pos += *got;
+	c->crc = zip_flate_crc(c->fl);
+	return fr;
 }
 
 /* The member is inflated whole: the stream must end here, with all its
@@ -29,15 +53,18 @@ static int check_end(const uint8_t *base, const struct mfs_zip_member *zm,
 		     struct zip_in *c, struct mfs_err *err)
 {
 	uint8_t extra;
-	c->zs.next_in = (Bytef *)(base + zm->data_off + c->in);
-	c->zs.avail_in = (uInt)(zm->csize - c->in < UINT32_MAX ? zm->csize - c->in : UINT32_MAX);
-	c->zs.next_out = &extra;
-	c->zs.avail_out = 1;
-	int zr = inflate(&c->zs, Z_NO_FLUSH);
-	c->in += (uint64_t)(c->zs.next_in - (base + zm->data_off + c->in));
-	if (zr != Z_STREAM_END || c->zs.avail_out == 0)
+	uint64_t got;
+	const char *why = NULL;
+	int fr = inflate_some(base, zm, c, &extra, 1, &got, &why);
+	if (fr == ZIP_FLATE_BAD)
+		return mfs_error(err, EIO, "the deflated member at byte %llu is corrupt at its end: %s",
+				 (unsigned long long)zm->data_off, why);
+	if (got)
 		return mfs_error(err, EIO, "the deflated member at byte %llu holds more than the %llu bytes its header declares",
 				 (unsigned long long)zm->data_off, (unsigned long long)zm->usize);
+	if (fr != ZIP_FLATE_END)
+		return mfs_error(err, EIO, "the deflated member at byte %llu does not end within its %llu compressed bytes",
+				 (unsigned long long)zm->data_off, (unsigned long long)zm->csize);
 	if (c->in != zm->csize)
 		return mfs_error(err, EIO, "the deflated member at byte %llu ends after %llu of its %llu bytes",
 				 (unsigned long long)zm->data_off, (unsigned long long)c->in,
@@ -54,7 +81,7 @@ static int advance(const uint8_t *base, const struct mfs_zip_member *zm, struct 
 {
 	uint8_t scratch[SCRATCH];
 	while (len) {
-		uint64_t want = len;
+		uint64_t want = len, got;
 		uint8_t *dst = out;
 		if (!out && want > SCRATCH)
 			want = SCRATCH;
@@ -62,27 +89,23 @@ static int advance(const uint8_t *base, const struct mfs_zip_member *zm, struct 
 			dst = scratch;
 		if (want > (1u << 30))
 			want = 1u << 30;
-		uint64_t left = zm->csize - c->in;
-		c->zs.next_in = (Bytef *)(base + zm->data_off + c->in);
-		c->zs.avail_in = (uInt)(left < (1u << 30) ? left : (1u << 30));
-		c->zs.next_out = dst;
-		c->zs.avail_out = (uInt)want;
-		int zr = inflate(&c->zs, Z_NO_FLUSH);
-		uint64_t got = want - c->zs.avail_out;
-		c->in += (uint64_t)(c->zs.next_in - (base + zm->data_off + c->in));
-		c->crc = (uint32_t)crc32(c->crc, dst, (uInt)got);
-		c->pos += got;
+		uint64_t in0 = c->in;
+		const char *why = NULL;
+		int fr = inflate_some(base, zm, c, dst, want, &got, &why);
 		if (out)
 			out += got;
 		len -= got;
-		if (zr == Z_STREAM_END && len)
+		if (fr == ZIP_FLATE_BAD)
+			return mfs_error(err, EIO, "the deflated member at byte %llu is corrupt after %llu bytes: %s",
+					 (unsigned long long)zm->data_off, (unsigned long long)c->pos, why);
+		if (fr == ZIP_FLATE_END && len)
 			return mfs_error(err, EIO, "the deflated member at byte %llu ends after %llu bytes, its header declares %llu",
 					 (unsigned long long)zm->data_off, (unsigned long long)c->pos,
 					 (unsigned long long)zm->usize);
-		if (zr != Z_OK && zr != Z_STREAM_END && !(zr == Z_BUF_ERROR && got))
-			return mfs_error(err, EIO, "the deflated member at byte %llu is corrupt after %llu bytes%s%s",
-					 (unsigned long long)zm->data_off, (unsigned long long)c->pos,
-					 c->zs.msg ? ": " : "", c->zs.msg ? c->zs.msg : "");
+		if (!got && c->in == in0)  /* its compressed bytes are used up */
+			return mfs_error(err, EIO, "the deflated member at byte %llu is cut short: its %llu compressed bytes make %llu of the %llu bytes its header declares",
+					 (unsigned long long)zm->data_off, (unsigned long long)zm->csize,
+					 (unsigned long long)c->pos, (unsigned long long)zm->usize);
 	}
 	return 0;
 }

@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <zlib.h>
 
 #include "bytes.h"
 #include "guard.h"
@@ -62,8 +61,6 @@ struct mfs_zip_reader {
 	uint64_t clock;
 };
 
-/* z_stream keeps a pointer to itself in its state: a cursor never moves
- * once started (the table holds pointers). */
 static void cursor_free(struct cursor *c)
 {
 	if (!c)
@@ -132,7 +129,7 @@ static struct cursor *take(struct mfs_zip_reader *z, uint32_t i, uint64_t off)
 		struct cursor *c = malloc(sizeof(*c));
 		if (c) {
 			*c = *b;
-			if (inflateCopy(&c->in.zs, &b->in.zs) == Z_OK)
+			if (zip_in_copy(&c->in, &b->in) == 0)
 				return c;
 			free(c);
 		}

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "bytes.h"
 #include "guard.h"
@@ -17,9 +18,12 @@
 #define WIN (256u << 10)        /* content made at a time */
 #define OUT (64u << 10)         /* compressed bytes made at a time */
 #define KEEP_MAX (4u << 20)     /* compressed bytes the first pass keeps, at most */
-/* What a pump holds: its windows, deflate's state (256 KiB at memLevel 8)
- * and inflate's (its 32 KiB window and a few KiB). */
-#define PUMP_MEM (WIN + OUT + (320u << 10))
+/* What a pump for member zm holds: its windows, a deflater and an inflate
+ * stream (zip_flate.h). */
+static uint64_t pump_mem(const struct mfs_zip_member *zm)
+{
+	return WIN + OUT + zip_deflater_mem(zm->flags) + zip_flate_size;
+}
 
 struct pump {
 	const uint8_t *base;
@@ -30,28 +34,21 @@ struct pump {
 	uint32_t crc;           /* of the content made */
 	size_t run;             /* the first run that does not end before pos */
 	struct zip_in in;       /* the old content of a deflated member */
-	bool in_on, def_on, done;
-	z_stream def;
+	bool in_on, done;
+	struct zip_deflater *def;   /* NULL: the member is stored */
+	const uint8_t *next;        /* content in win not deflated yet */
+	size_t avail;
 	uint8_t *win, *out;
 	size_t out_len;         /* compressed bytes in out */
 	uint64_t made;          /* compressed bytes made, out's included */
 	uint32_t ccrc;          /* their CRC-32 */
 };
 
-/* The deflate level the member's flags tell (bits 1 and 2, as Info-ZIP
- * sets them), else zlib's default. */
-static int level_of(uint16_t flags)
-{
-	static const int level[4] = {Z_DEFAULT_COMPRESSION, 9, 2, 1};
-	return level[(flags >> 1) & 3];
-}
-
 static void pump_free(struct pump *pu)
 {
 	if (pu->in_on)
 		zip_in_end(&pu->in);
-	if (pu->def_on)
-		deflateEnd(&pu->def);
+	zip_deflater_free(pu->def);
 	free(pu->win);
 	free(pu->out);
 	memset(pu, 0, sizeof(*pu));
@@ -68,12 +65,8 @@ static int pump_init(struct pump *pu, const uint8_t *base, const struct mfs_zip_
 	pu->win = malloc(WIN);
 	pu->out = malloc(OUT);
 	int r = pu->win && pu->out ? 0 : mfs_error(err, ENOMEM, "out of memory");
-	if (r == 0 && zm->method == 8) {
-		if (deflateInit2(&pu->def, level_of(zm->flags), Z_DEFLATED, -15, 8,
-				 Z_DEFAULT_STRATEGY) != Z_OK)
-			r = mfs_error(err, ENOMEM, "out of memory (deflate)");
-		pu->def_on = r == 0;
-	}
+	if (r == 0 && zm->method == 8 && !(pu->def = zip_deflater_new(zm->flags)))
+		r = mfs_error(err, ENOMEM, "out of memory (deflate)");
 	if (r == 0 && !put->src.read && zm->method == 8) {
 		r = zip_in_start(&pu->in, err);
 		pu->in_on = r == 0;
@@ -127,27 +120,28 @@ static int step(struct pump *pu, struct mfs_err *err)
 {
 	pu->out_len = 0;
 	int r = 0;
-	if (!pu->def_on) {  /* stored: the content is the data */
+	if (!pu->def) {  /* stored: the content is the data */
 		uint64_t n = pu->size - pu->pos < OUT ? pu->size - pu->pos : OUT;
 		r = content(pu, pu->out, n, err);
 		pu->out_len = (size_t)n;
 		pu->done = r == 0 && pu->pos == pu->size;
 	} else {
-		if (pu->def.avail_in == 0 && pu->pos < pu->size) {
+		if (pu->avail == 0 && pu->pos < pu->size) {
 			uint64_t n = pu->size - pu->pos < WIN ? pu->size - pu->pos : WIN;
 			if ((r = content(pu, pu->win, n, err)) < 0)
 				return r;
-			pu->def.next_in = pu->win;
-			pu->def.avail_in = (uInt)n;
+			pu->next = pu->win;
+			pu->avail = (size_t)n;
 		}
-		pu->def.next_out = pu->out;
-		pu->def.avail_out = OUT;
-		int zr = deflate(&pu->def, pu->pos == pu->size ? Z_FINISH : Z_NO_FLUSH);
-		pu->out_len = OUT - pu->def.avail_out;
-		if (zr == Z_STREAM_END)
+		uint8_t *o = pu->out;
+		size_t room = OUT;
+		int fr = zip_deflater_run(pu->def, &pu->next, &pu->avail, &o, &room,
+					  pu->pos == pu->size);
+		pu->out_len = OUT - room;
+		if (fr == ZIP_FLATE_END)
 			pu->done = true;
-		else if (zr != Z_OK && zr != Z_BUF_ERROR)
-			return mfs_error(err, EIO, "internal error: deflate failed (%d)", zr);
+		else if (fr == ZIP_FLATE_BAD)
+			return mfs_error(err, EIO, "internal error: deflate failed");
 	}
 	pu->made += pu->out_len;
 	pu->ccrc = (uint32_t)crc32(pu->ccrc, pu->out, (uInt)pu->out_len);
@@ -336,7 +330,7 @@ int zip_compress(struct mfs_patch *p, const uint8_t *base, const struct mfs_zip_
 	int r = check_put(zm, put, err);
 	if (r < 0)
 		return r;
-	r = mfs_patch_hold(p, PUMP_MEM, "compressing the member again", err);
+	r = mfs_patch_hold(p, pump_mem(zm), "compressing the member again", err);
 	if (r < 0)
 		return r;
 	if ((r = pump_init(&f.pu, base, zm, put, err)) == 0) {
@@ -347,7 +341,7 @@ int zip_compress(struct mfs_patch *p, const uint8_t *base, const struct mfs_zip_
 		nw->ccrc = f.pu.ccrc;
 		pump_free(&f.pu);
 	}
-	mfs_patch_release(p, PUMP_MEM);
+	mfs_patch_release(p, pump_mem(zm));
 	nw->data = NULL;
 	nw->gen = NULL;
 	uint8_t *kept = f.keeping ? f.kept : NULL;
@@ -365,7 +359,7 @@ int zip_compress(struct mfs_patch *p, const uint8_t *base, const struct mfs_zip_
 		return r;
 	/* Made again as the commit writes them. */
 	struct zgen *z = calloc(1, sizeof(*z));
-	if (!z || (r = mfs_patch_hold(p, PUMP_MEM, "compressing the member again", err)) < 0) {
+	if (!z || (r = mfs_patch_hold(p, pump_mem(zm), "compressing the member again", err)) < 0) {
 		free(z);
 		return r < 0 ? r : mfs_error(err, ENOMEM, "out of memory");
 	}

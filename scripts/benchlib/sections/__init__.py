@@ -7,7 +7,7 @@ SECTIONS."""
 import importlib
 
 SECTIONS = ["raw", "firstls", "commit", "values", "write", "files", "many", "numpy", "shards",
-	    "safetensors", "gguf"]
+	    "safetensors", "gguf", "pytorch", "rewrite", "stores"]
 
 
 def load(name):

@@ -4,7 +4,7 @@ file, a general.name edit that rewrites the file against cp and mv."""
 
 import os
 
-from ..common import BenchError, fields, median, preread, run, timed
+from ..common import BenchError, fields, median, run
 
 
 GGUF_WRITER = (
@@ -106,15 +106,7 @@ def measure(b):
 		fast = b.timed_edit(edit.replace("{i}", "({i} + 3)"), big, extra=["-o", "no_fsync"])
 		if os.stat(big).st_size <= size0:
 			raise BenchError("the edits did not rewrite the file")
-		dest = os.path.join(os.path.dirname(big), "copy.gguf")
-		cps, syncs = [], []
-		for _ in range(b.runs):
-			for cmd, out in ((f"cp {big} {dest} && mv {dest} {big}", cps),
-					 (f"cp {big} {dest} && sync {dest} && mv {dest} {big}", syncs)):
-				preread(big)
-				run(["sync"])
-				out.append(timed(["sh", "-c", cmd]))
-		c, cs = median(cps), median(syncs)
+		c, cs = b.cp_over(big, big)
 		b.res.add(sec, label, durable, "s", cs, "cp, sync of the copy, mv over", cs / durable,
 			     "at least as fast as cp (both durable)", durable <= cs)
 		b.res.add(sec, "  the same with -o no_fsync", fast, "s", c, "cp, mv over", c / fast,
