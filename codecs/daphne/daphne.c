@@ -1,8 +1,8 @@
-/* DAPHNE binary data format (.dbdf, seed 002): the codec table, bidding, and
- * the tree of docs/layout.md "DAPHNE" over what daphne_parse.c / daphne_frame.c
- * indexed (values: daphne_store.c, edits: daphne_edit.c, .meta: daphne_meta.c). */
+/* DAPHNE binary data format (.dbdf, seed 002): the codec table, the value
+ * type tables, bidding, and open, which hands the file to daphne_parse.c /
+ * daphne_frame.c and what they indexed to the tree (daphne_tree.c; values:
+ * daphne_store.c, edits: daphne_edit.c, .meta: daphne_meta.c). */
 #include <errno.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "bytes.h"
@@ -10,7 +10,7 @@
 
 /* DAPHNE's ValueTypeCode (unchanged since 2021). Strings are stored as the
  * writer's in-memory objects: bytes with no meaning elsewhere. */
-static const struct dbdf_vt daphne_vts[] = {
+static const struct daphne_vt daphne_vts[] = {
 	[0] = {MFS_DT_I8, 1, "si8"},
 	[1] = {MFS_DT_I32, 4, "si32"},
 	[2] = {MFS_DT_I64, 8, "si64"},
@@ -24,7 +24,7 @@ static const struct dbdf_vt daphne_vts[] = {
 };
 
 /* The draft spec's table; 0 is reserved. */
-static const struct dbdf_vt spec_vts[] = {
+static const struct daphne_vt spec_vts[] = {
 	[1] = {MFS_DT_U8, 1, "ui8"},
 	[2] = {MFS_DT_U16, 2, "ui16"},
 	[3] = {MFS_DT_U32, 4, "ui32"},
@@ -37,15 +37,15 @@ static const struct dbdf_vt spec_vts[] = {
 	[10] = {MFS_DT_F64, 8, "f64"},
 };
 
-const struct dbdf_vt *dbdf_vt(enum dbdf_dialect d, unsigned code)
+const struct daphne_vt *daphne_vt(enum daphne_dialect d, unsigned code)
 {
-	if (d == DBDF_SPEC)
+	if (d == DAPHNE_SPEC)
 		return code >= 1 && code < sizeof(spec_vts) / sizeof(spec_vts[0]) ? &spec_vts[code]
 										   : NULL;
 	return code < sizeof(daphne_vts) / sizeof(daphne_vts[0]) ? &daphne_vts[code] : NULL;
 }
 
-static int dbdf_bid(const uint8_t *head, size_t n, uint64_t size, const char *name)
+static int daphne_bid(const uint8_t *head, size_t n, uint64_t size, const char *name)
 {
 	(void)size;
 	/* No magic number: the extension is what says "DAPHNE". Any .dbdf
@@ -56,140 +56,22 @@ static int dbdf_bid(const uint8_t *head, size_t n, uint64_t size, const char *na
 	int bid = 8;
 	if (n >= 2 && head[0] == 1) {
 		bid += 8;
-		if (head[1] >= DBDF_DENSE && head[1] <= DBDF_FRAME)
+		if (head[1] >= DAPHNE_DENSE && head[1] <= DAPHNE_FRAME)
 			bid += 8;
 	}
 	return bid;
 }
 
-static const char *const dialect_names[] = {
-	[DBDF_DAPHNE] = "daphne",
-	[DBDF_DAPHNE01] = "daphne-0.1",
-	[DBDF_SPEC] = "spec",
-};
-
-static const char *const dt_names[] = {
-	[DBDF_DENSE] = "dense",
-	[DBDF_CSR] = "csr",
-	[DBDF_FRAME] = "frame",
-};
-
-static const char *const bt_names[] = {
-	[DBDF_B_EMPTY] = "empty",
-	[DBDF_B_DENSE] = "dense",
-	[DBDF_B_CSR] = "csr",
-	[DBDF_B_COO] = "coo",
-};
-
-void dbdf_header_tree(struct mfs_model *m, const struct dbdf *d)
-{
-	mfs_id h = mfs_add_dir(m, MFS_ROOT, "header", 6);
-	mfs_add_textf(m, h, "version", 0, "%u", m->base[0]);
-	mfs_add_textf(m, h, "type", 0, "%s", dt_names[d->dt]);
-	mfs_add_textf(m, h, "rows", 0, "%llu", (unsigned long long)d->rows);
-	mfs_add_textf(m, h, "cols", 0, "%llu", (unsigned long long)d->cols);
-	mfs_add_textf(m, MFS_ROOT, "dialect", 0, "%s", dialect_names[d->dialect]);
-}
-
-/* The tensor of a block: raw when dense, sparse entries when CSR or COO,
- * zeros when empty (read-only: nothing of it is stored). A sparse or empty
- * block too large to show densely shows its entries only (matrix.mtx; none
- * for an empty block). */
-static void block_tensor(struct mfs_model *m, const struct dbdf *d, uint32_t k, mfs_id dir)
-{
-	const struct dbdf_block *b = &d->blocks[k];
-	uint64_t dims[2] = {b->rows, b->cols};
-	struct mfs_tensor t = {
-		.dtype = b->dtype,
-		.ndim = 2,
-		.dims = dims,
-		.esize = b->esize,
-		.tag = DBDF_TAG(DBDF_T_BLOCK, k),
-	};
-	bool opaque = b->dtype == MFS_DT_OPAQUE;
-	if (opaque)
-		t.tname = dbdf_vt(d->dialect, b->vt)->name;
-	switch (b->bt) {
-	case DBDF_B_DENSE:
-		t.off = b->data;
-		t.flags = opaque ? 0 : MFS_TF_WRITABLE;
-		break;
-	case DBDF_B_CSR:
-	case DBDF_B_COO:
-		t.ops = &dbdf_ops;
-		t.nnz = b->nnz;
-		t.flags = MFS_TF_WRITABLE | MFS_TF_SPARSE | MFS_TF_NODATA;
-		break;
-	default:
-		t.ops = &dbdf_ops;
-		t.flags = MFS_TF_NODATA;
-	}
-	if (t.ops && !dbdf_dense_fits(m, b->rows, b->cols))
-		t.flags |= MFS_TF_SPARSE | MFS_TF_NODENSE;
-	mfs_attach_tensor(m, dir, &t);
-}
-
-void dbdf_blocks_tree(struct mfs_model *m, struct dbdf *d, mfs_id parent)
-{
-	mfs_id blocks = mfs_add_dir(m, parent, "blocks", 6);
-	for (uint32_t k = 0; k < d->nblocks; k++) {
-		const struct dbdf_block *b = &d->blocks[k];
-		char name[16];
-		int n = snprintf(name, sizeof(name), "%u", k);
-		mfs_id dir = mfs_add_dir(m, blocks, name, (size_t)n);
-		mfs_add_textf(m, dir, "row", 0, "%llu", (unsigned long long)b->rx);
-		mfs_add_textf(m, dir, "col", 0, "%llu", (unsigned long long)b->cx);
-		mfs_add_textf(m, dir, "type", 0, "%s", bt_names[b->bt]);
-		if (dir != MFS_NONE)
-			block_tensor(m, d, k, dir);
-	}
-}
-
-/* The model directory is the whole matrix: raw when one dense block of the
- * matrix's type covers it; else read through the blocks, and for CSR
- * matrices the stored values of every block are its sparse entries (its
- * only view when it is too large to show densely). */
-static void matrix_tree(struct mfs_model *m, struct dbdf *d)
-{
-	uint64_t dims[2] = {d->rows, d->cols};
-	struct mfs_tensor t = {
-		.dtype = d->dtype,
-		.ndim = 2,
-		.dims = dims,
-		.esize = d->esize,
-		.tag = DBDF_TAG(DBDF_T_ROOT, 0),
-	};
-	if (d->raw) {
-		t.off = d->blocks[0].data;
-		if (d->dtype == MFS_DT_OPAQUE)
-			t.tname = dbdf_vt(d->dialect, d->vt)->name;
-		else
-			t.flags = MFS_TF_WRITABLE | MFS_TF_RESHAPE;
-	} else {
-		t.ops = &dbdf_ops;
-		t.flags = MFS_TF_WRITABLE | MFS_TF_NODATA;
-		if (d->dt == DBDF_CSR) {
-			t.flags |= MFS_TF_SPARSE;
-			t.nnz = d->nzpre[d->nblocks];
-		}
-		if (d->nodense)
-			t.flags |= MFS_TF_NODENSE;
-	}
-	mfs_attach_tensor(m, MFS_ROOT, &t);
-	dbdf_header_tree(m, d);
-	dbdf_blocks_tree(m, d, MFS_ROOT);
-}
-
-static int dbdf_open(struct mfs_model *m, struct mfs_err *err)
+static int daphne_open(struct mfs_model *m, struct mfs_err *err)
 {
 	const uint8_t *p = m->base;
-	if (m->size < DBDF_HEAD)
+	if (m->size < DAPHNE_HEAD)
 		return mfs_error(err, EINVAL, "truncated: the header needs %u bytes, the file has %llu",
-				 DBDF_HEAD, (unsigned long long)m->size);
+				 DAPHNE_HEAD, (unsigned long long)m->size);
 	if (p[0] != 1)
 		return mfs_error(err, EINVAL, "version byte is %u, expected 1 (the only DAPHNE version)",
 				 p[0]);
-	struct dbdf *d = mfs_model_alloc(m, sizeof(*d));
+	struct daphne_file *d = mfs_model_alloc(m, sizeof(*d));
 	if (!d)
 		return mfs_error(err, ENOMEM, "out of memory");
 	memset(d, 0, sizeof(*d));
@@ -198,19 +80,19 @@ static int dbdf_open(struct mfs_model *m, struct mfs_err *err)
 	d->rows = mfs_le64(p + 2);
 	d->cols = mfs_le64(p + 10);
 	int r;
-	if (d->dt == DBDF_DENSE || d->dt == DBDF_CSR || d->dt == DBDF_FRAME)
-		dbdf_meta_check(m, d->rows, d->cols);
+	if (d->dt == DAPHNE_DENSE || d->dt == DAPHNE_CSR || d->dt == DAPHNE_FRAME)
+		daphne_meta_check(m, d->rows, d->cols);
 	switch (d->dt) {
-	case DBDF_DENSE:
-	case DBDF_CSR:
-		r = dbdf_parse_matrix(m, d, err);
+	case DAPHNE_DENSE:
+	case DAPHNE_CSR:
+		r = daphne_parse_matrix(m, d, err);
 		if (r == 0)
-			matrix_tree(m, d);
+			daphne_matrix_tree(m, d);
 		return r;
-	case DBDF_FRAME:
-		r = dbdf_parse_frame(m, d, err);
+	case DAPHNE_FRAME:
+		r = daphne_parse_frame(m, d, err);
 		if (r == 0)
-			dbdf_frame_tree(m, d);
+			daphne_frame_tree(m, d);
 		return r;
 	case 4:
 		return mfs_error(err, EINVAL,
@@ -225,8 +107,8 @@ const struct mfs_codec mfs_codec_daphne = {
 	.name = "daphne",
 	.title = "DAPHNE",
 	.sidecar = ".meta",
-	.bid = dbdf_bid,
-	.open = dbdf_open,
+	.bid = daphne_bid,
+	.open = daphne_open,
 	.close = NULL,
-	.edit = dbdf_edit,
+	.edit = daphne_edit,
 };

@@ -19,7 +19,7 @@ struct spans {
 
 struct ed {
 	struct mfs_model *m;
-	struct dbdf *d;
+	struct daphne_file *d;
 	const struct mfs_tensor *t;
 	struct mfs_patch *p;
 	struct mfs_err *err;
@@ -48,7 +48,7 @@ static int sp_put(struct spans *s, uint64_t off, const void *v, size_t n)
 static void track(struct ed *x, uint8_t dt, const void *old, const void *new_)
 {
 	if (x->track)
-		x->nzdelta += (int64_t)!dbdf_is_zero(dt, new_) - (int64_t)!dbdf_is_zero(dt, old);
+		x->nzdelta += (int64_t)!daphne_is_zero(dt, new_) - (int64_t)!daphne_is_zero(dt, old);
 }
 
 /* Value v (the tensor's dtype) into a block of dtype bdt at off. */
@@ -75,15 +75,15 @@ static int put_value(struct ed *x, uint64_t off, uint8_t bdt, const uint8_t *v, 
 	return 0;
 }
 
-static int not_stored(struct ed *x, const struct dbdf_block *b, uint64_t row, uint64_t col)
+static int not_stored(struct ed *x, const struct daphne_block *b, uint64_t row, uint64_t col)
 {
-	const struct dbdf *d = x->d;
+	const struct daphne_file *d = x->d;
 	if (!b)
 		return mfs_error(x->err, EINVAL,
 				 "(%llu, %llu) lies in no block of the file: it can only be 0",
 				 (unsigned long long)row, (unsigned long long)col);
 	uint32_t k = (uint32_t)(b - d->blocks);
-	if (b->bt == DBDF_B_EMPTY)
+	if (b->bt == DAPHNE_B_EMPTY)
 		return mfs_error(x->err, EINVAL,
 				 "(%llu, %llu) lies in empty block %u, which stores nothing: it can only be 0",
 				 (unsigned long long)row, (unsigned long long)col, k);
@@ -96,7 +96,7 @@ static int not_stored(struct ed *x, const struct dbdf_block *b, uint64_t row, ui
  * the column's values changed. */
 static int column_records(struct ed *x, uint32_t j, const struct mfs_edit *e)
 {
-	const struct dbdf *d = x->d;
+	const struct daphne_file *d = x->d;
 	unsigned es = d->csize[j];
 	for (size_t i = 0; i < e->nruns; i++) {
 		const struct mfs_run *r = &e->runs[i];
@@ -119,31 +119,31 @@ static int column_records(struct ed *x, uint32_t j, const struct mfs_edit *e)
  * where nothing is stored cannot be written. */
 static int elements(struct ed *x, const struct mfs_edit *e)
 {
-	const struct dbdf *d = x->d;
+	const struct daphne_file *d = x->d;
 	const struct mfs_tensor *t = x->t;
-	unsigned kind = DBDF_TAG_KIND(t->tag);
-	uint32_t ti = DBDF_TAG_INDEX(t->tag);
-	if (kind == DBDF_T_COLUMN && d->coloff)
+	unsigned kind = DAPHNE_TAG_KIND(t->tag);
+	uint32_t ti = DAPHNE_TAG_INDEX(t->tag);
+	if (kind == DAPHNE_T_COLUMN && d->coloff)
 		return column_records(x, ti, e);
 	for (size_t i = 0; i < e->nruns; i++) {
 		const struct mfs_run *run = &e->runs[i];
 		for (uint64_t n = 0; n < run->count; n++) {
 			uint64_t idx = run->first + n, row, col, off;
 			const uint8_t *v = (const uint8_t *)run->bytes + n * t->esize;
-			const struct dbdf_block *b;
-			if (kind == DBDF_T_BLOCK) {
+			const struct daphne_block *b;
+			if (kind == DAPHNE_T_BLOCK) {
 				b = &d->blocks[ti];
 				row = idx / b->cols;
 				col = idx % b->cols;
 			} else {
-				row = kind == DBDF_T_ROOT ? idx / d->cols : idx;
-				col = kind == DBDF_T_ROOT ? idx % d->cols : ti;
-				b = dbdf_find_block(d, row, col);
+				row = kind == DAPHNE_T_ROOT ? idx / d->cols : idx;
+				col = kind == DAPHNE_T_ROOT ? idx % d->cols : ti;
+				b = daphne_find_block(d, row, col);
 			}
-			uint64_t br = kind == DBDF_T_BLOCK || !b ? row : row - b->rx;
-			uint64_t bc = kind == DBDF_T_BLOCK || !b ? col : col - b->cx;
-			if (!b || !dbdf_block_locate(x->m, b, br, bc, &off)) {
-				if (dbdf_is_zero(t->dtype, v))
+			uint64_t br = kind == DAPHNE_T_BLOCK || !b ? row : row - b->rx;
+			uint64_t bc = kind == DAPHNE_T_BLOCK || !b ? col : col - b->cx;
+			if (!b || !daphne_block_locate(x->m, b, br, bc, &off)) {
+				if (daphne_is_zero(t->dtype, v))
 					continue;
 				return not_stored(x, b, row, col);
 			}
@@ -158,21 +158,21 @@ static int elements(struct ed *x, const struct mfs_edit *e)
 /* Stored entries of a sparse tensor (a block, or the whole CSR matrix). */
 static int entries(struct ed *x, const struct mfs_edit *e)
 {
-	const struct dbdf *d = x->d;
+	const struct daphne_file *d = x->d;
 	const struct mfs_tensor *t = x->t;
-	bool whole = DBDF_TAG_KIND(t->tag) == DBDF_T_ROOT;
+	bool whole = DAPHNE_TAG_KIND(t->tag) == DAPHNE_T_ROOT;
 	for (size_t i = 0; i < e->nruns; i++) {
 		const struct mfs_run *run = &e->runs[i];
 		if (run->first > t->nnz || run->count > t->nnz - run->first)
 			return mfs_error(x->err, EINVAL, "internal error: entries beyond the tensor");
-		uint32_t k = whole ? dbdf_entry_block(d, run->first) : DBDF_TAG_INDEX(t->tag);
+		uint32_t k = whole ? daphne_entry_block(d, run->first) : DAPHNE_TAG_INDEX(t->tag);
 		for (uint64_t n = 0; n < run->count; n++) {
 			uint64_t ent = run->first + n, row, col;
 			if (whole)
 				while (k + 1 < d->nblocks && ent >= d->nzpre[k + 1])
 					k++;
-			const struct dbdf_block *b = &d->blocks[k];
-			uint64_t off = dbdf_entry(x->m, b, whole ? ent - d->nzpre[k] : ent, &row, &col);
+			const struct daphne_block *b = &d->blocks[k];
+			uint64_t off = daphne_entry(x->m, b, whole ? ent - d->nzpre[k] : ent, &row, &col);
 			if (row >= b->rows || col >= b->cols)
 				return mfs_error(x->err, EIO, "the file changed since it was indexed");
 			int r = put_value(x, off, b->dtype, (const uint8_t *)run->bytes + n * t->esize, k,
@@ -201,11 +201,11 @@ static int raw_runs(struct ed *x, const struct mfs_edit *e)
 	return 0;
 }
 
-static int set_sidecar(struct ed *x, const struct dbdf_meta_set *set)
+static int set_sidecar(struct ed *x, const struct daphne_meta_set *set)
 {
 	uint8_t *out;
 	size_t len;
-	int r = dbdf_meta_rewrite(x->m->sidecar, x->m->sidecar_len, set, &out, &len, x->err);
+	int r = daphne_meta_rewrite(x->m->sidecar, x->m->sidecar_len, set, &out, &len, x->err);
 	if (r < 0)
 		return r;
 	r = mfs_patch_set_sidecar(x->p, out, len);
@@ -214,14 +214,14 @@ static int set_sidecar(struct ed *x, const struct dbdf_meta_set *set)
 }
 
 /* Nonzero values the file stores now (for numNonZeros of a dense matrix). */
-static uint64_t count_nonzero(const struct mfs_model *m, const struct dbdf *d)
+static uint64_t count_nonzero(const struct mfs_model *m, const struct daphne_file *d)
 {
 	uint64_t n = 0;
 	for (uint32_t k = 0; k < d->nblocks; k++) {
-		const struct dbdf_block *b = &d->blocks[k];
+		const struct daphne_block *b = &d->blocks[k];
 		for (uint64_t e = 0; e < b->nnz; e++) {
-			uint64_t row, col, off = dbdf_entry(m, b, e, &row, &col);
-			n += !dbdf_is_zero(b->dtype, m->base + off);
+			uint64_t row, col, off = daphne_entry(m, b, e, &row, &col);
+			n += !daphne_is_zero(b->dtype, m->base + off);
 		}
 	}
 	return n;
@@ -233,8 +233,8 @@ static uint64_t count_nonzero(const struct mfs_model *m, const struct dbdf *d)
 static int reshape(struct ed *x, const struct mfs_edit *e)
 {
 	const struct mfs_tensor *t = x->t;
-	const struct dbdf *d = x->d;
-	const struct dbdf_block *b = &d->blocks[0];
+	const struct daphne_file *d = x->d;
+	const struct daphne_block *b = &d->blocks[0];
 	char sh[MFS_SHAPE_TEXT];
 	if (e->dtype != t->dtype)
 		return mfs_error(x->err, EINVAL, "the array is %s, expected %s (the matrix keeps its value type)",
@@ -282,19 +282,19 @@ static int reshape(struct ed *x, const struct mfs_edit *e)
 	}
 	if (!x->m->has_sidecar)
 		return 0;
-	struct dbdf_meta_set set = {.set_rows = true, .set_cols = true, .rows = R, .cols = C};
-	if (dbdf_meta_has(x->m->sidecar, x->m->sidecar_len, "numNonZeros")) {
+	struct daphne_meta_set set = {.set_rows = true, .set_cols = true, .rows = R, .cols = C};
+	if (daphne_meta_has(x->m->sidecar, x->m->sidecar_len, "numNonZeros")) {
 		set.set_nnz = true;
 		for (uint64_t i = 0; i < n; i++)
-			set.nnz += !dbdf_is_zero(t->dtype, body + i * t->esize);
+			set.nnz += !daphne_is_zero(t->dtype, body + i * t->esize);
 	}
 	return set_sidecar(x, &set);
 }
 
-int dbdf_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_patch *p,
-	      struct mfs_err *err)
+int daphne_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_patch *p,
+		struct mfs_err *err)
 {
-	struct dbdf *d = m->priv;
+	struct daphne_file *d = m->priv;
 	if (e->kind == MFS_E_TEXT)
 		return mfs_error(err, EACCES, "%s is read-only", m->nodes[e->node].name);
 	if (e->tensor >= m->ntensors)
@@ -322,8 +322,8 @@ int dbdf_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_patch *p
 	/* A hand-written .meta may count a dense matrix's nonzeros: keep it
 	 * right (DAPHNE counts the stored entries of a CSR matrix, which
 	 * value edits do not change). */
-	x.track = d->dt == DBDF_DENSE && m->has_sidecar &&
-		  dbdf_meta_has(m->sidecar, m->sidecar_len, "numNonZeros");
+	x.track = d->dt == DAPHNE_DENSE && m->has_sidecar &&
+		  daphne_meta_has(m->sidecar, m->sidecar_len, "numNonZeros");
 	int r;
 	if (!t->ops)
 		r = raw_runs(&x, e);
@@ -336,7 +336,7 @@ int dbdf_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_patch *p
 	mfs_buf_free(&x.s.b);
 	if (r < 0 || !x.track || x.nzdelta == 0)
 		return r;
-	struct dbdf_meta_set set = {.set_nnz = true};
+	struct daphne_meta_set set = {.set_nnz = true};
 	set.nnz = (uint64_t)((int64_t)count_nonzero(m, d) + x.nzdelta);
 	return set_sidecar(&x, &set);
 }

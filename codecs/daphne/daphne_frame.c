@@ -9,11 +9,11 @@
 #include "daphne.h"
 
 /* DAPHNE: rx, cx (zeros), then rows of packed values, no block header. */
-static int try_daphne(struct mfs_model *m, struct dbdf *d, uint64_t pos, char *why, size_t wn)
+static int try_daphne(struct mfs_model *m, struct daphne_file *d, uint64_t pos, char *why, size_t wn)
 {
 	uint64_t rec = 0;
 	for (uint64_t j = 0; j < d->cols; j++) {
-		const struct dbdf_vt *vt = dbdf_vt(DBDF_DAPHNE, d->ccode[j]);
+		const struct daphne_vt *vt = daphne_vt(DAPHNE_DAPHNE, d->ccode[j]);
 		if (!vt || vt->dtype == MFS_DT_OPAQUE) {
 			snprintf(why, wn, "column %llu has value type %u, not one of its frame codes 0-7",
 				 (unsigned long long)j, d->ccode[j]);
@@ -40,7 +40,7 @@ static int try_daphne(struct mfs_model *m, struct dbdf *d, uint64_t pos, char *w
 		return -ENOMEM;
 	uint64_t off = 0;
 	for (uint64_t j = 0; j < d->cols; j++) {
-		const struct dbdf_vt *vt = dbdf_vt(DBDF_DAPHNE, d->ccode[j]);
+		const struct daphne_vt *vt = daphne_vt(DAPHNE_DAPHNE, d->ccode[j]);
 		d->cdtype[j] = vt->dtype;
 		d->csize[j] = vt->size;
 		d->coloff[j] = off;
@@ -52,11 +52,11 @@ static int try_daphne(struct mfs_model *m, struct dbdf *d, uint64_t pos, char *w
 }
 
 /* Spec: blocks, each of the value type of every column it covers. */
-static int try_spec(struct mfs_model *m, struct dbdf *d, uint64_t pos, char *why, size_t wn,
+static int try_spec(struct mfs_model *m, struct daphne_file *d, uint64_t pos, char *why, size_t wn,
 		    struct mfs_err *err)
 {
 	for (uint64_t j = 0; j < d->cols; j++) {
-		const struct dbdf_vt *vt = dbdf_vt(DBDF_SPEC, d->ccode[j]);
+		const struct daphne_vt *vt = daphne_vt(DAPHNE_SPEC, d->ccode[j]);
 		if (!vt) {
 			snprintf(why, wn, "column %llu has value type %u, not one of its codes 1-10",
 				 (unsigned long long)j, d->ccode[j]);
@@ -65,17 +65,17 @@ static int try_spec(struct mfs_model *m, struct dbdf *d, uint64_t pos, char *why
 		d->cdtype[j] = vt->dtype;
 		d->csize[j] = vt->size;
 	}
-	return dbdf_walk_blocks(m, d, pos, why, wn, err);
+	return daphne_walk_blocks(m, d, pos, why, wn, err);
 }
 
-static int check_spec_blocks(struct mfs_model *m, struct dbdf *d, struct mfs_err *err)
+static int check_spec_blocks(struct mfs_model *m, struct daphne_file *d, struct mfs_err *err)
 {
-	int r = dbdf_check_blocks(m, d, err);
+	int r = daphne_check_blocks(m, d, err);
 	if (r < 0)
 		return r;
 	for (uint32_t k = 0; k < d->nblocks; k++) {
-		struct dbdf_block *b = &d->blocks[k];
-		if (b->bt == DBDF_B_EMPTY) {
+		struct daphne_block *b = &d->blocks[k];
+		if (b->bt == DAPHNE_B_EMPTY) {
 			/* No value type of its own: it shows zeros of its first column's. */
 			b->dtype = b->cols ? d->cdtype[b->cx] : MFS_DT_U8;
 			b->esize = mfs_dtype_info((enum mfs_dtype)b->dtype)->size;
@@ -92,9 +92,9 @@ static int check_spec_blocks(struct mfs_model *m, struct dbdf *d, struct mfs_err
 	return 0;
 }
 
-int dbdf_parse_frame(struct mfs_model *m, struct dbdf *d, struct mfs_err *err)
+int daphne_parse_frame(struct mfs_model *m, struct daphne_file *d, struct mfs_err *err)
 {
-	uint64_t pos = DBDF_HEAD, C = d->cols;
+	uint64_t pos = DAPHNE_HEAD, C = d->cols;
 	/* Each column costs at least 3 bytes (value type, label length). */
 	if (C > (m->size - pos) / 3)
 		return mfs_error(err, EINVAL, "a frame of %llu columns needs at least %llu bytes, %llu left",
@@ -123,30 +123,30 @@ int dbdf_parse_frame(struct mfs_model *m, struct dbdf *d, struct mfs_err *err)
 			return mfs_error(err, EINVAL, "column %llu: a label of %u bytes at offset %llu, %llu left",
 					 (unsigned long long)j, len, (unsigned long long)pos,
 					 (unsigned long long)(m->size - pos));
-		d->flabels[j] = (struct dbdf_label){(const char *)m->base + pos, len};
+		d->flabels[j] = (struct daphne_label){(const char *)m->base + pos, len};
 		pos += len;
 	}
 	char w0[120], w1[120];
-	d->dialect = DBDF_DAPHNE;
+	d->dialect = DAPHNE_DAPHNE;
 	int r = try_daphne(m, d, pos, w0, sizeof(w0));
 	if (r < 0)
 		return mfs_error(err, -r, "out of memory");
 	if (r > 0)  /* frame.csv has a line per row, even without columns */
-		return dbdf_check_dense(m, d->rows, C ? C : 1, err);
-	d->dialect = DBDF_SPEC;
+		return daphne_check_dense(m, d->rows, C ? C : 1, err);
+	d->dialect = DAPHNE_SPEC;
 	r = try_spec(m, d, pos, w1, sizeof(w1), err);
 	if (r < 0)
 		return r;
 	if (r == 0)
 		return mfs_error(err, EINVAL, "the file has %llu bytes and fits no dialect: DAPHNE: %s; spec: %s",
 				 (unsigned long long)m->size, w0, w1);
-	r = dbdf_check_dense(m, d->rows, C ? C : 1, err);
+	r = daphne_check_dense(m, d->rows, C ? C : 1, err);
 	return r < 0 ? r : check_spec_blocks(m, d, err);
 }
 
-void dbdf_frame_tree(struct mfs_model *m, struct dbdf *d)
+void daphne_frame_tree(struct mfs_model *m, struct daphne_file *d)
 {
-	dbdf_header_tree(m, d);
+	daphne_header_tree(m, d);
 	uint64_t C = d->cols;
 	size_t n = (size_t)(C ? C : 1);
 	uint32_t *idx = mfs_model_alloc(m, n * sizeof(*idx));
@@ -155,27 +155,27 @@ void dbdf_frame_tree(struct mfs_model *m, struct dbdf *d)
 		return;
 	/* Labels: the .meta schema's; else the spec's own labels; never the
 	 * bytes DAPHNE writes there (the head of a C++ string object). */
-	struct dbdf_label *meta = dbdf_meta_labels(m, C);
+	struct daphne_label *meta = daphne_meta_labels(m, C);
 	mfs_id cols = mfs_add_dir(m, MFS_ROOT, "columns", 7);
 	uint64_t dims[1] = {d->rows};
 	for (uint64_t j = 0; j < C; j++) {
 		char def[32];
-		struct dbdf_label l;
+		struct daphne_label l;
 		if (meta && meta[j].s) {
 			l = meta[j];
-		} else if (d->dialect == DBDF_SPEC) {
+		} else if (d->dialect == DAPHNE_SPEC) {
 			l = d->flabels[j];
 		} else {
 			int k = snprintf(def, sizeof(def), "col_%llu", (unsigned long long)j);
-			l = (struct dbdf_label){def, (size_t)k};
+			l = (struct daphne_label){def, (size_t)k};
 		}
 		struct mfs_tensor t = {
 			.dtype = d->cdtype[j],
 			.ndim = 1,
 			.dims = dims,
-			.ops = &dbdf_ops,
+			.ops = &daphne_ops,
 			.flags = MFS_TF_WRITABLE,
-			.tag = DBDF_TAG(DBDF_T_COLUMN, j),
+			.tag = DAPHNE_TAG(DAPHNE_T_COLUMN, j),
 		};
 		mfs_id dir = mfs_add_tensor(m, cols, l.s, l.len, &t);
 		lab[j] = mfs_model_strdup(m, l.s, l.len);
@@ -184,6 +184,6 @@ void dbdf_frame_tree(struct mfs_model *m, struct dbdf *d)
 		idx[j] = m->nodes[dir].u.tensor;
 	}
 	mfs_add_frame_csv(m, MFS_ROOT, d->rows, (uint32_t)C, idx, lab);
-	if (d->dialect == DBDF_SPEC)
-		dbdf_blocks_tree(m, d, MFS_ROOT);
+	if (d->dialect == DAPHNE_SPEC)
+		daphne_blocks_tree(m, d, MFS_ROOT);
 }

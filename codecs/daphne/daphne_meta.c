@@ -24,10 +24,10 @@ static int jparse(struct mfs_json *j, const uint8_t *src, size_t len)
 	return 0;
 }
 
-struct dbdf_label *dbdf_meta_labels(struct mfs_model *m, uint64_t ncols)
+struct daphne_label *daphne_meta_labels(struct mfs_model *m, uint64_t ncols)
 {
 	struct mfs_json j = {0};
-	struct dbdf_label *out = NULL;
+	struct daphne_label *out = NULL;
 	if (!m->has_sidecar || jparse(&j, m->sidecar, m->sidecar_len) < 0)
 		goto done;
 	uint32_t schema = mfs_json_member(&j, 0, "schema");
@@ -38,7 +38,7 @@ struct dbdf_label *dbdf_meta_labels(struct mfs_model *m, uint64_t ncols)
 		goto done;
 	uint64_t i = 0;
 	for (uint32_t c = j.v[schema].first; c != NIL; c = j.v[c].next, i++) {
-		out[i] = (struct dbdf_label){NULL, 0};
+		out[i] = (struct daphne_label){NULL, 0};
 		uint32_t l = j.v[c].type == MFS_JSON_OBJ ? mfs_json_member(&j, c, "label") : NIL;
 		if (l != NIL && j.v[l].type == MFS_JSON_STR) {
 			out[i].s = mfs_model_strdup(m, mfs_json_text(&j, l), mfs_json_textlen(&j, l));
@@ -50,7 +50,7 @@ done:
 	return out;
 }
 
-void dbdf_meta_check(struct mfs_model *m, uint64_t rows, uint64_t cols)
+void daphne_meta_check(struct mfs_model *m, uint64_t rows, uint64_t cols)
 {
 	struct mfs_json j = {0};
 	if (!m->has_sidecar)
@@ -84,7 +84,7 @@ void dbdf_meta_check(struct mfs_model *m, uint64_t rows, uint64_t cols)
 	mfs_json_free(&j);
 }
 
-bool dbdf_meta_has(const uint8_t *side, size_t len, const char *key)
+bool daphne_meta_has(const uint8_t *side, size_t len, const char *key)
 {
 	struct mfs_json j = {0};
 	bool has = false;
@@ -96,8 +96,8 @@ bool dbdf_meta_has(const uint8_t *side, size_t len, const char *key)
 	return has;
 }
 
-int dbdf_meta_rewrite(const uint8_t *side, size_t len, const struct dbdf_meta_set *set,
-		      uint8_t **out, size_t *outlen, struct mfs_err *err)
+int daphne_meta_rewrite(const uint8_t *side, size_t len, const struct daphne_meta_set *set,
+			uint8_t **out, size_t *outlen, struct mfs_err *err)
 {
 	struct mfs_json j;
 	if (jparse(&j, side, len) < 0) {

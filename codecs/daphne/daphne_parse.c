@@ -33,15 +33,15 @@ static uint64_t size_of(uint64_t base, uint64_t a, uint64_t b)
 /* ---- DAPHNE (>= 0.2) and DAPHNE 0.1: one block at (0, 0) --------------- */
 
 /* The fixed prefix both DAPHNE dialects write before a block's body. */
-static int daphne_prefix(struct mfs_model *m, struct dbdf *d, uint64_t need,
-			 struct dbdf_block *b, char *why, size_t wn)
+static int daphne_prefix(struct mfs_model *m, struct daphne_file *d, uint64_t need,
+			 struct daphne_block *b, char *why, size_t wn)
 {
 	const uint8_t *p = m->base;
 	if (m->size < need)
 		return nofit(why, wn, "needs at least %llu bytes", (unsigned long long)need);
-	const struct dbdf_vt *vt = dbdf_vt(DBDF_DAPHNE, p[DBDF_HEAD]);
+	const struct daphne_vt *vt = daphne_vt(DAPHNE_DAPHNE, p[DAPHNE_HEAD]);
 	if (!vt)
-		return nofit(why, wn, "value type %u is not one of its codes 0-9", p[DBDF_HEAD]);
+		return nofit(why, wn, "value type %u is not one of its codes 0-9", p[DAPHNE_HEAD]);
 	uint64_t rx = mfs_le64(p + 19), cx = mfs_le64(p + 27);
 	if (rx || cx)
 		return nofit(why, wn, "block at (%llu, %llu), it writes (0, 0)",
@@ -53,9 +53,9 @@ static int daphne_prefix(struct mfs_model *m, struct dbdf *d, uint64_t need,
 	b->cols = mfs_le32(p + 39);
 	b->bt = p[43];
 	b->vt = p[44];
-	if (b->vt != p[DBDF_HEAD])
+	if (b->vt != p[DAPHNE_HEAD])
 		return nofit(why, wn, "block value type %u differs from the header's %u", b->vt,
-			     p[DBDF_HEAD]);
+			     p[DAPHNE_HEAD]);
 	if (b->rows != d->rows || b->cols != d->cols)
 		return nofit(why, wn, "a %u x %u block in a %llu x %llu matrix", b->rows, b->cols,
 			     (unsigned long long)d->rows, (unsigned long long)d->cols);
@@ -65,36 +65,36 @@ static int daphne_prefix(struct mfs_model *m, struct dbdf *d, uint64_t need,
 	return 1;
 }
 
-static int try_daphne(struct mfs_model *m, struct dbdf *d, struct dbdf_block *b, char *why,
+static int try_daphne(struct mfs_model *m, struct daphne_file *d, struct daphne_block *b, char *why,
 		      size_t wn)
 {
-	bool csr = d->dt == DBDF_CSR;
-	int r = daphne_prefix(m, d, csr ? DBDF_CSR_PREFIX : DBDF_DENSE_PREFIX, b, why, wn);
+	bool csr = d->dt == DAPHNE_CSR;
+	int r = daphne_prefix(m, d, csr ? DAPHNE_CSR_PREFIX : DAPHNE_DENSE_PREFIX, b, why, wn);
 	if (r <= 0)
 		return r;
 	uint64_t need;
-	if (b->bt != (csr ? DBDF_B_CSR : DBDF_B_DENSE))
+	if (b->bt != (csr ? DAPHNE_B_CSR : DAPHNE_B_DENSE))
 		return nofit(why, wn, "block type %u, it writes %u", b->bt, csr ? 2 : 1);
 	if (!csr) {
-		need = size_of(DBDF_DENSE_PREFIX, (uint64_t)b->rows * b->cols, b->esize);
+		need = size_of(DAPHNE_DENSE_PREFIX, (uint64_t)b->rows * b->cols, b->esize);
 		if (need != m->size)
 			return nofit(why, wn, "a %u x %u %s matrix needs %s%llu bytes", b->rows, b->cols,
 				     mfs_dtype_info((enum mfs_dtype)b->dtype)->name,
 				     need == UINT64_MAX ? "more than " : "", (unsigned long long)need);
-		b->data = DBDF_DENSE_PREFIX;
+		b->data = DAPHNE_DENSE_PREFIX;
 		b->nnz = (uint64_t)b->rows * b->cols;
 		b->end = m->size;
 		return 1;
 	}
 	if (mfs_dtype_info((enum mfs_dtype)b->dtype)->kind == MFS_DK_OPAQUE)
-		return nofit(why, wn, "a CSR matrix of %s values", dbdf_vt(DBDF_DAPHNE, b->vt)->name);
+		return nofit(why, wn, "a CSR matrix of %s values", daphne_vt(DAPHNE_DAPHNE, b->vt)->name);
 	uint64_t nnz = mfs_le64(m->base + 45);
-	need = size_of(size_of(DBDF_CSR_PREFIX, nnz, 8u + b->esize), (uint64_t)b->rows + 1, 8);
+	need = size_of(size_of(DAPHNE_CSR_PREFIX, nnz, 8u + b->esize), (uint64_t)b->rows + 1, 8);
 	if (need != m->size)
 		return nofit(why, wn, "%llu nonzeros need %s%llu bytes", (unsigned long long)nnz,
 			     need == UINT64_MAX ? "more than " : "", (unsigned long long)need);
 	b->nnz = nnz;
-	b->data = DBDF_CSR_PREFIX;
+	b->data = DAPHNE_CSR_PREFIX;
 	b->cidx = b->data + 8 * ((uint64_t)b->rows + 1);
 	b->vals = b->cidx + 8 * nnz;
 	b->ixsize = 8;
@@ -103,7 +103,7 @@ static int try_daphne(struct mfs_model *m, struct dbdf *d, struct dbdf_block *b,
 }
 
 /* DAPHNE's row offsets, rebased to 0 when written: checked, then kept. */
-static int daphne_rowoffsets(struct mfs_model *m, struct dbdf_block *b, struct mfs_err *err)
+static int daphne_rowoffsets(struct mfs_model *m, struct daphne_block *b, struct mfs_err *err)
 {
 	uint64_t *re = mfs_model_alloc(m, ((size_t)b->rows + 1) * sizeof(*re));
 	if (!re)
@@ -132,29 +132,29 @@ static int daphne_rowoffsets(struct mfs_model *m, struct dbdf_block *b, struct m
 }
 
 /* DAPHNE 0.1: CSR rows as (count u64, (col u64, value) ...), or a COO block. */
-static int try_daphne01(struct mfs_model *m, struct dbdf *d, struct dbdf_block *b, char *why,
+static int try_daphne01(struct mfs_model *m, struct daphne_file *d, struct daphne_block *b, char *why,
 			size_t wn)
 {
-	if (d->dt != DBDF_CSR)
+	if (d->dt != DAPHNE_CSR)
 		return nofit(why, wn, "only its CSR layout differs");
-	int r = daphne_prefix(m, d, DBDF_CSR_PREFIX, b, why, wn);
+	int r = daphne_prefix(m, d, DAPHNE_CSR_PREFIX, b, why, wn);
 	if (r <= 0)
 		return r;
-	if (b->bt != DBDF_B_CSR && b->bt != DBDF_B_COO)
+	if (b->bt != DAPHNE_B_CSR && b->bt != DAPHNE_B_COO)
 		return nofit(why, wn, "block type %u, it writes 2 (or reads 3)", b->bt);
 	if (mfs_dtype_info((enum mfs_dtype)b->dtype)->kind == MFS_DK_OPAQUE)
-		return nofit(why, wn, "a sparse matrix of %s values", dbdf_vt(DBDF_DAPHNE, b->vt)->name);
+		return nofit(why, wn, "a sparse matrix of %s values", daphne_vt(DAPHNE_DAPHNE, b->vt)->name);
 	uint64_t nnz = mfs_le64(m->base + 45);
-	uint64_t entry = b->bt == DBDF_B_CSR ? 8u + b->esize : (b->cols == 1 ? 4u : 8u) + b->esize;
-	uint64_t heads = b->bt == DBDF_B_CSR ? 8 * (uint64_t)b->rows : 0;
-	uint64_t need = size_of(DBDF_CSR_PREFIX + heads, nnz, entry);
+	uint64_t entry = b->bt == DAPHNE_B_CSR ? 8u + b->esize : (b->cols == 1 ? 4u : 8u) + b->esize;
+	uint64_t heads = b->bt == DAPHNE_B_CSR ? 8 * (uint64_t)b->rows : 0;
+	uint64_t need = size_of(DAPHNE_CSR_PREFIX + heads, nnz, entry);
 	if (need != m->size)
 		return nofit(why, wn, "%llu nonzeros need %s%llu bytes", (unsigned long long)nnz,
 			     need == UINT64_MAX ? "more than " : "", (unsigned long long)need);
 	b->nnz = nnz;
-	b->data = DBDF_CSR_PREFIX;
+	b->data = DAPHNE_CSR_PREFIX;
 	b->end = m->size;
-	if (b->bt == DBDF_B_COO) {
+	if (b->bt == DAPHNE_B_COO) {
 		b->ixsize = 4;
 		b->nocol = b->cols == 1;
 		return 1;
@@ -168,7 +168,7 @@ static int try_daphne01(struct mfs_model *m, struct dbdf *d, struct dbdf_block *
 
 /* Rows of a spec or DAPHNE 0.1 CSR block at pos: (count, (col, value) ...)
  * each; fills rowent when given. Returns 1, or 0 with why. */
-static int scan_csr_rows(struct mfs_model *m, struct dbdf_block *b, uint64_t pos, uint64_t *rowent,
+static int scan_csr_rows(struct mfs_model *m, struct daphne_block *b, uint64_t pos, uint64_t *rowent,
 			 uint32_t k, char *why, size_t wn)
 {
 	uint64_t acc = 0, entry = b->ixsize + (uint64_t)b->esize;
@@ -198,13 +198,13 @@ static int scan_csr_rows(struct mfs_model *m, struct dbdf_block *b, uint64_t pos
 }
 
 /* One spec block at pos: its header and extent (and rowent when given). */
-static int scan_block(struct mfs_model *m, struct dbdf *d, uint64_t pos, struct dbdf_block *b,
+static int scan_block(struct mfs_model *m, struct daphne_file *d, uint64_t pos, struct daphne_block *b,
 		      uint32_t k, bool fill, char *why, size_t wn)
 {
 	const uint8_t *p = m->base;
 	uint64_t left = m->size - pos;
 	memset(b, 0, sizeof(*b));
-	if (left < 16 + DBDF_BLOCK_HEAD)
+	if (left < 16 + DAPHNE_BLOCK_HEAD)
 		return nofit(why, wn, "block %u at offset %llu: its header needs 25 bytes, %llu left", k,
 			     (unsigned long long)pos, (unsigned long long)left);
 	b->at = pos;
@@ -214,22 +214,22 @@ static int scan_block(struct mfs_model *m, struct dbdf *d, uint64_t pos, struct 
 	b->rows = mfs_le32(p + pos + 16);
 	b->cols = mfs_le32(p + pos + 20);
 	b->bt = p[pos + 24];
-	pos += 16 + DBDF_BLOCK_HEAD;
-	left -= 16 + DBDF_BLOCK_HEAD;
-	if (b->bt == DBDF_B_EMPTY) {
+	pos += 16 + DAPHNE_BLOCK_HEAD;
+	left -= 16 + DAPHNE_BLOCK_HEAD;
+	if (b->bt == DAPHNE_B_EMPTY) {
 		b->vt = d->vt;
 		b->dtype = d->dtype;
 		b->esize = d->esize;
 		b->data = b->end = pos;
 		return 1;
 	}
-	if (b->bt > DBDF_B_COO)
+	if (b->bt > DAPHNE_B_COO)
 		return nofit(why, wn, "block %u at offset %llu: unknown block type %u", k,
 			     (unsigned long long)b->at, b->bt);
 	if (left < 1)
 		return nofit(why, wn, "block %u: no value type byte", k);
 	b->vt = p[pos];
-	const struct dbdf_vt *vt = dbdf_vt(DBDF_SPEC, b->vt);
+	const struct daphne_vt *vt = daphne_vt(DAPHNE_SPEC, b->vt);
 	if (!vt)
 		return nofit(why, wn, "block %u: value type %u is not one of the spec's 1-10", k, b->vt);
 	b->dtype = vt->dtype;
@@ -237,7 +237,7 @@ static int scan_block(struct mfs_model *m, struct dbdf *d, uint64_t pos, struct 
 	pos++;
 	left--;
 	uint64_t n;
-	if (b->bt == DBDF_B_DENSE) {
+	if (b->bt == DAPHNE_B_DENSE) {
 		b->nnz = (uint64_t)b->rows * b->cols;
 		if (!mfs_mul_ok(b->nnz, b->esize, &n) || n > left)
 			return nofit(why, wn, "block %u: %u x %u values need %llu bytes, %llu left", k,
@@ -247,7 +247,7 @@ static int scan_block(struct mfs_model *m, struct dbdf *d, uint64_t pos, struct 
 		b->end = pos + n;
 		return 1;
 	}
-	if (b->bt == DBDF_B_COO) {
+	if (b->bt == DAPHNE_B_COO) {
 		if (left < 4)
 			return nofit(why, wn, "block %u: no nonzero count", k);
 		b->nnz = mfs_le32(p + pos);
@@ -278,12 +278,12 @@ static int scan_block(struct mfs_model *m, struct dbdf *d, uint64_t pos, struct 
 	return scan_csr_rows(m, b, b->data, re, k, why, wn);
 }
 
-int dbdf_walk_blocks(struct mfs_model *m, struct dbdf *d, uint64_t pos, char *why,
-		     size_t whylen, struct mfs_err *err)
+int daphne_walk_blocks(struct mfs_model *m, struct daphne_file *d, uint64_t pos, char *why,
+		       size_t whylen, struct mfs_err *err)
 {
 	/* Two passes: count (and check the extents), then keep; so nothing is
 	 * allocated for a file that turns out not to fit. */
-	struct dbdf_block b;
+	struct daphne_block b;
 	uint64_t n = 0, at = pos;
 	while (at < m->size) {
 		int r = scan_block(m, d, at, &b, (uint32_t)(n < UINT32_MAX ? n : UINT32_MAX), false,
@@ -293,9 +293,9 @@ int dbdf_walk_blocks(struct mfs_model *m, struct dbdf *d, uint64_t pos, char *wh
 		at = b.end;
 		n++;
 	}
-	if (n > DBDF_MAX_BLOCKS)
+	if (n > DAPHNE_MAX_BLOCKS)
 		return mfs_error(err, EFBIG, "%llu blocks: at most %u are supported",
-				 (unsigned long long)n, DBDF_MAX_BLOCKS);
+				 (unsigned long long)n, DAPHNE_MAX_BLOCKS);
 	d->blocks = mfs_model_alloc(m, (size_t)(n ? n : 1) * sizeof(*d->blocks));
 	if (!d->blocks)
 		return mfs_error(err, ENOMEM, "out of memory");
@@ -308,30 +308,30 @@ int dbdf_walk_blocks(struct mfs_model *m, struct dbdf *d, uint64_t pos, char *wh
 	return 1;
 }
 
-static int try_spec(struct mfs_model *m, struct dbdf *d, char *why, size_t wn,
+static int try_spec(struct mfs_model *m, struct daphne_file *d, char *why, size_t wn,
 		    struct mfs_err *err)
 {
-	if (m->size < DBDF_HEAD + 1)
+	if (m->size < DAPHNE_HEAD + 1)
 		return nofit(why, wn, "needs at least 19 bytes");
-	const struct dbdf_vt *vt = dbdf_vt(DBDF_SPEC, m->base[DBDF_HEAD]);
+	const struct daphne_vt *vt = daphne_vt(DAPHNE_SPEC, m->base[DAPHNE_HEAD]);
 	if (!vt)
-		return nofit(why, wn, "value type %u is not one of its codes 1-10", m->base[DBDF_HEAD]);
-	d->vt = m->base[DBDF_HEAD];
+		return nofit(why, wn, "value type %u is not one of its codes 1-10", m->base[DAPHNE_HEAD]);
+	d->vt = m->base[DAPHNE_HEAD];
 	d->dtype = vt->dtype;
 	d->esize = vt->size;
-	return dbdf_walk_blocks(m, d, DBDF_HEAD + 1, why, wn, err);
+	return daphne_walk_blocks(m, d, DAPHNE_HEAD + 1, why, wn, err);
 }
 
 /* ---- checks shared by every dialect -------------------------------------- */
 
-static int check_csr(const struct mfs_model *m, const struct dbdf_block *b, uint32_t k,
+static int check_csr(const struct mfs_model *m, const struct daphne_block *b, uint32_t k,
 		     struct mfs_err *err)
 {
 	for (uint64_t r = 0; r < b->rows; r++) {
 		uint64_t prev = 0;
 		for (uint64_t e = b->rowent[r]; e < b->rowent[r + 1]; e++) {
 			uint64_t row, col;
-			dbdf_entry(m, b, e, &row, &col);
+			daphne_entry(m, b, e, &row, &col);
 			if (col >= b->cols)
 				return mfs_error(err, EINVAL,
 						 "block %u row %llu: column index %llu is beyond its %u columns",
@@ -362,7 +362,7 @@ static int cmp_keyed(const void *a, const void *b)
 
 /* COO: every entry inside the block, no position twice; the sorted
  * positions let reads find a row's entries. */
-static int check_coo(struct mfs_model *m, struct dbdf_block *b, uint32_t k, struct mfs_err *err)
+static int check_coo(struct mfs_model *m, struct daphne_block *b, uint32_t k, struct mfs_err *err)
 {
 	if (b->nnz > UINT32_MAX)
 		return mfs_error(err, EFBIG, "block %u: %llu COO entries: at most %u are supported", k,
@@ -375,7 +375,7 @@ static int check_coo(struct mfs_model *m, struct dbdf_block *b, uint32_t k, stru
 		return mfs_error(err, ENOMEM, "out of memory");
 	for (size_t e = 0; e < n; e++) {
 		uint64_t row, col;
-		dbdf_entry(m, b, e, &row, &col);
+		daphne_entry(m, b, e, &row, &col);
 		if (row >= b->rows || col >= b->cols)
 			return mfs_error(err, EINVAL,
 					 "block %u COO entry %zu: (%llu, %llu) is outside the %u x %u block",
@@ -399,12 +399,12 @@ static int check_coo(struct mfs_model *m, struct dbdf_block *b, uint32_t k, stru
 /* Spec blocks may store another value type than the matrix's ("if the value
  * range permits"): every stored value must then be exactly a value of the
  * matrix's type, or the whole matrix could not show it. */
-static int check_values(const struct mfs_model *m, const struct dbdf *d,
-			const struct dbdf_block *b, uint32_t k, struct mfs_err *err)
+static int check_values(const struct mfs_model *m, const struct daphne_file *d,
+			const struct daphne_block *b, uint32_t k, struct mfs_err *err)
 {
 	uint8_t tmp[16];
 	for (uint64_t e = 0; e < b->nnz; e++) {
-		uint64_t row, col, off = dbdf_entry(m, b, e, &row, &col);
+		uint64_t row, col, off = daphne_entry(m, b, e, &row, &col);
 		if (!mfs_dtype_convert(d->dtype, tmp, b->dtype, m->base + off))
 			return mfs_error(err, EINVAL,
 					 "block %u: its %s value at (%llu, %llu) is not a %s value (the matrix's type)",
@@ -417,7 +417,7 @@ static int check_values(const struct mfs_model *m, const struct dbdf *d,
 
 static int cmp_cols(const void *a, const void *b)
 {
-	const struct dbdf_block *x = a, *y = b;
+	const struct daphne_block *x = a, *y = b;
 	/* Disjoint column ranges order themselves; overlapping ones are equal,
 	 * so a search finds a stored block that overlaps the new one. */
 	if (x->cx + x->cols <= y->cx)
@@ -435,14 +435,14 @@ static void no_free(void *p)
 /* A sweep down the rows: the blocks whose rows are current are kept in a
  * tree ordered by their (disjoint) column ranges; a new block must overlap
  * none of them. O(n log n) for any layout. */
-static int check_overlaps(struct mfs_model *m, struct dbdf *d, struct mfs_err *err)
+static int check_overlaps(struct mfs_model *m, struct daphne_file *d, struct mfs_err *err)
 {
 	uint32_t n = d->nbyrow;
 	struct keyed *ends = mfs_model_alloc(m, (size_t)(n ? n : 1) * sizeof(*ends));
 	if (!ends)
 		return mfs_error(err, ENOMEM, "out of memory");
 	for (uint32_t i = 0; i < n; i++) {
-		const struct dbdf_block *b = &d->blocks[d->byrow[i]];
+		const struct daphne_block *b = &d->blocks[d->byrow[i]];
 		ends[i] = (struct keyed){b->rx + b->rows, d->byrow[i]};
 	}
 	qsort(ends, n, sizeof(*ends), cmp_keyed);
@@ -450,14 +450,14 @@ static int check_overlaps(struct mfs_model *m, struct dbdf *d, struct mfs_err *e
 	uint32_t ei = 0;
 	int r = 0;
 	for (uint32_t i = 0; i < n && r == 0; i++) {
-		struct dbdf_block *b = &d->blocks[d->byrow[i]];
+		struct daphne_block *b = &d->blocks[d->byrow[i]];
 		for (; ei < n && ends[ei].key <= b->rx; ei++)
 			tdelete(&d->blocks[ends[ei].idx], &root, cmp_cols);
 		void *hit = tfind(b, &root, cmp_cols);
 		if (hit) {
-			const struct dbdf_block *o = *(const struct dbdf_block **)hit;
+			const struct daphne_block *o = *(const struct daphne_block **)hit;
 			uint32_t a = (uint32_t)(o - d->blocks), c = d->byrow[i];
-			const struct dbdf_block *x = &d->blocks[a < c ? a : c], *y = &d->blocks[a < c ? c : a];
+			const struct daphne_block *x = &d->blocks[a < c ? a : c], *y = &d->blocks[a < c ? c : a];
 			r = mfs_error(err, EINVAL,
 				      "blocks %u (%u x %u at (%llu, %llu)) and %u (%u x %u at (%llu, %llu)) overlap",
 				      a < c ? a : c, x->rows, x->cols, (unsigned long long)x->rx,
@@ -471,7 +471,7 @@ static int check_overlaps(struct mfs_model *m, struct dbdf *d, struct mfs_err *e
 	return r;
 }
 
-int dbdf_check_blocks(struct mfs_model *m, struct dbdf *d, struct mfs_err *err)
+int daphne_check_blocks(struct mfs_model *m, struct daphne_file *d, struct mfs_err *err)
 {
 	uint32_t nb = d->nblocks;
 	struct keyed *s = mfs_model_alloc(m, (size_t)(nb ? nb : 1) * sizeof(*s));
@@ -482,7 +482,7 @@ int dbdf_check_blocks(struct mfs_model *m, struct dbdf *d, struct mfs_err *err)
 	uint32_t n = 0;
 	uint64_t acc = 0;
 	for (uint32_t k = 0; k < nb; k++) {
-		struct dbdf_block *b = &d->blocks[k];
+		struct daphne_block *b = &d->blocks[k];
 		uint64_t re, ce;
 		if (!mfs_add_ok(b->rx, b->rows, &re) || re > d->rows || !mfs_add_ok(b->cx, b->cols, &ce) ||
 		    ce > d->cols)
@@ -490,7 +490,7 @@ int dbdf_check_blocks(struct mfs_model *m, struct dbdf *d, struct mfs_err *err)
 					 "block %u: %u x %u at (%llu, %llu) lies outside the %llu x %llu %s",
 					 k, b->rows, b->cols, (unsigned long long)b->rx,
 					 (unsigned long long)b->cx, (unsigned long long)d->rows,
-					 (unsigned long long)d->cols, d->dt == DBDF_FRAME ? "frame" : "matrix");
+					 (unsigned long long)d->cols, d->dt == DAPHNE_FRAME ? "frame" : "matrix");
 		/* A block too large to show densely may still be shown (by its
 		 * entries), but its size in bytes must be a number. */
 		uint64_t bytes;
@@ -498,15 +498,15 @@ int dbdf_check_blocks(struct mfs_model *m, struct dbdf *d, struct mfs_err *err)
 			return mfs_error(err, EFBIG, "block %u: %u x %u values of %u bytes: their size overflows",
 					 k, b->rows, b->cols, b->esize);
 		int r = 0;
-		if (b->bt == DBDF_B_CSR) {
+		if (b->bt == DAPHNE_B_CSR) {
 			if (!b->rowent)
 				r = daphne_rowoffsets(m, b, err);
 			if (r == 0)
 				r = check_csr(m, b, k, err);
-		} else if (b->bt == DBDF_B_COO) {
+		} else if (b->bt == DAPHNE_B_COO) {
 			r = check_coo(m, b, k, err);
 		}
-		if (r == 0 && d->dt != DBDF_FRAME && b->dtype != d->dtype)
+		if (r == 0 && d->dt != DAPHNE_FRAME && b->dtype != d->dtype)
 			r = check_values(m, d, b, k, err);
 		if (r < 0)
 			return r;
@@ -530,22 +530,22 @@ int dbdf_check_blocks(struct mfs_model *m, struct dbdf *d, struct mfs_err *err)
 static uint64_t dense_max(const struct mfs_model *m)
 {
 	uint64_t max;
-	if (!mfs_mul_ok(m->size, DBDF_DENSE_PER_BYTE, &max))
+	if (!mfs_mul_ok(m->size, DAPHNE_DENSE_PER_BYTE, &max))
 		max = UINT64_MAX;
-	return max < DBDF_DENSE_FLOOR ? DBDF_DENSE_FLOOR : max;
+	return max < DAPHNE_DENSE_FLOOR ? DAPHNE_DENSE_FLOOR : max;
 }
 
-bool dbdf_dense_fits(const struct mfs_model *m, uint64_t rows, uint64_t cols)
+bool daphne_dense_fits(const struct mfs_model *m, uint64_t rows, uint64_t cols)
 {
 	uint64_t n;
 	return mfs_mul_ok(rows, cols, &n) && n <= dense_max(m);
 }
 
-int dbdf_check_dense(const struct mfs_model *m, uint64_t rows, uint64_t cols,
-		     struct mfs_err *err)
+int daphne_check_dense(const struct mfs_model *m, uint64_t rows, uint64_t cols,
+		       struct mfs_err *err)
 {
 	uint64_t max = dense_max(m);
-	if (!dbdf_dense_fits(m, rows, cols))
+	if (!daphne_dense_fits(m, rows, cols))
 		return mfs_error(err, EFBIG,
 				 "%llu x %llu values in %llu bytes: more than the %llu that its dense views may show",
 				 (unsigned long long)rows, (unsigned long long)cols,
@@ -555,10 +555,10 @@ int dbdf_check_dense(const struct mfs_model *m, uint64_t rows, uint64_t cols,
 
 /* ---- choosing the dialect ------------------------------------------------ */
 
-int dbdf_parse_matrix(struct mfs_model *m, struct dbdf *d, struct mfs_err *err)
+int daphne_parse_matrix(struct mfs_model *m, struct daphne_file *d, struct mfs_err *err)
 {
 	char w0[96], w1[96], w2[96];
-	struct dbdf_block b;
+	struct daphne_block b;
 	uint64_t nelem;
 	if (!mfs_mul_ok(d->rows, d->cols, &nelem))
 		return mfs_error(err, EINVAL, "%llu x %llu elements overflow",
@@ -568,11 +568,11 @@ int dbdf_parse_matrix(struct mfs_model *m, struct dbdf *d, struct mfs_err *err)
 	 * stored values, where DAPHNE's own layout is taken. */
 	int r = try_daphne(m, d, &b, w0, sizeof(w0));
 	if (r > 0) {
-		d->dialect = DBDF_DAPHNE;
+		d->dialect = DAPHNE_DAPHNE;
 	} else {
 		r = try_daphne01(m, d, &b, w1, sizeof(w1));
 		if (r > 0)
-			d->dialect = DBDF_DAPHNE01;
+			d->dialect = DAPHNE_DAPHNE01;
 	}
 	if (r > 0) {
 		d->blocks = mfs_model_alloc(m, sizeof(b));
@@ -580,7 +580,7 @@ int dbdf_parse_matrix(struct mfs_model *m, struct dbdf *d, struct mfs_err *err)
 			return mfs_error(err, ENOMEM, "out of memory");
 		d->blocks[0] = b;
 		d->nblocks = 1;
-		if (b.bt == DBDF_B_CSR && b.cntsize) {
+		if (b.bt == DAPHNE_B_CSR && b.cntsize) {
 			/* DAPHNE 0.1 rows: the size fit; the counts must too. */
 			char why[96];
 			b.rowent = mfs_model_alloc(m, ((size_t)b.rows + 1) * sizeof(*b.rowent));
@@ -591,11 +591,11 @@ int dbdf_parse_matrix(struct mfs_model *m, struct dbdf *d, struct mfs_err *err)
 			d->blocks[0] = b;
 		}
 	} else {
-		d->dialect = DBDF_SPEC;
+		d->dialect = DAPHNE_SPEC;
 		r = try_spec(m, d, w2, sizeof(w2), err);
 		if (r < 0)
 			return r;
-		if (r == 0 && d->dt != DBDF_CSR)  /* DAPHNE 0.1 differs in sparse layouts only */
+		if (r == 0 && d->dt != DAPHNE_CSR)  /* DAPHNE 0.1 differs in sparse layouts only */
 			return mfs_error(err, EINVAL,
 					 "the file has %llu bytes and fits no dialect: DAPHNE: %s; spec: %s",
 					 (unsigned long long)m->size, w0, w2);
@@ -604,11 +604,11 @@ int dbdf_parse_matrix(struct mfs_model *m, struct dbdf *d, struct mfs_err *err)
 					 "the file has %llu bytes and fits no dialect: DAPHNE: %s; DAPHNE 0.1: %s; spec: %s",
 					 (unsigned long long)m->size, w0, w1, w2);
 	}
-	r = dbdf_check_blocks(m, d, err);
+	r = daphne_check_blocks(m, d, err);
 	if (r < 0)
 		return r;
-	const struct dbdf_block *b0 = &d->blocks[0];
-	d->raw = d->nblocks == 1 && b0->bt == DBDF_B_DENSE && b0->rx == 0 && b0->cx == 0 &&
+	const struct daphne_block *b0 = &d->blocks[0];
+	d->raw = d->nblocks == 1 && b0->bt == DAPHNE_B_DENSE && b0->rx == 0 && b0->cx == 0 &&
 		 b0->rows == d->rows && b0->cols == d->cols && b0->dtype == d->dtype;
 	uint64_t bytes;
 	if (!mfs_mul_ok(nelem, d->esize, &bytes))
@@ -618,9 +618,9 @@ int dbdf_parse_matrix(struct mfs_model *m, struct dbdf *d, struct mfs_err *err)
 		return 0;
 	/* A CSR matrix too large to show densely is shown by its entries
 	 * (matrix.mtx); a dense one has no other view. */
-	if (d->dt == DBDF_CSR) {
-		d->nodense = !dbdf_dense_fits(m, d->rows, d->cols);
+	if (d->dt == DAPHNE_CSR) {
+		d->nodense = !daphne_dense_fits(m, d->rows, d->cols);
 		return 0;
 	}
-	return dbdf_check_dense(m, d->rows, d->cols, err);
+	return daphne_check_dense(m, d->rows, d->cols, err);
 }

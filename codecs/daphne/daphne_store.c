@@ -8,7 +8,7 @@
 #include "bytes.h"
 #include "daphne.h"
 
-bool dbdf_is_zero(uint8_t dt, const void *v)
+bool daphne_is_zero(uint8_t dt, const void *v)
 {
 	if (dt == MFS_DT_F32) {
 		float f;
@@ -47,13 +47,13 @@ static uint64_t last_at_or_before(const uint64_t *starts, uint64_t n, uint64_t k
 }
 
 /* The row of CSR entry k: the last row starting at or before k. */
-static uint64_t csr_row(const struct dbdf_block *b, uint64_t k)
+static uint64_t csr_row(const struct daphne_block *b, uint64_t k)
 {
 	return last_at_or_before(b->rowent, b->rows, k);
 }
 
 /* Entry k of CSR row r: its value's offset and its column. */
-static uint64_t csr_at(const struct mfs_model *m, const struct dbdf_block *b, uint64_t r,
+static uint64_t csr_at(const struct mfs_model *m, const struct daphne_block *b, uint64_t r,
 		       uint64_t k, uint64_t *col)
 {
 	if (!b->cntsize) {
@@ -65,18 +65,18 @@ static uint64_t csr_at(const struct mfs_model *m, const struct dbdf_block *b, ui
 	return off + b->ixsize;
 }
 
-uint64_t dbdf_entry(const struct mfs_model *m, const struct dbdf_block *b, uint64_t k,
-		    uint64_t *row, uint64_t *col)
+uint64_t daphne_entry(const struct mfs_model *m, const struct daphne_block *b, uint64_t k,
+		      uint64_t *row, uint64_t *col)
 {
 	switch (b->bt) {
-	case DBDF_B_DENSE:
+	case DAPHNE_B_DENSE:
 		*row = k / b->cols;
 		*col = k % b->cols;
 		return b->data + k * b->esize;
-	case DBDF_B_CSR:
+	case DAPHNE_B_CSR:
 		*row = csr_row(b, k);
 		return csr_at(m, b, *row, k, col);
-	case DBDF_B_COO: {
+	case DAPHNE_B_COO: {
 		unsigned ix = b->nocol ? 4 : 8;
 		uint64_t off = b->data + k * (ix + (uint64_t)b->esize);
 		*row = mfs_le32(m->base + off);
@@ -91,7 +91,7 @@ uint64_t dbdf_entry(const struct mfs_model *m, const struct dbdf_block *b, uint6
 
 struct csr_key {
 	const struct mfs_model *m;
-	const struct dbdf_block *b;
+	const struct daphne_block *b;
 	uint64_t row, col, lo;
 };
 
@@ -105,7 +105,7 @@ static bool csr_below(const void *ctx, uint64_t i)
 }
 
 struct coo_key {
-	const struct dbdf_block *b;
+	const struct daphne_block *b;
 	uint64_t key;
 };
 
@@ -116,26 +116,26 @@ static bool coo_below(const void *ctx, uint64_t i)
 }
 
 /* First COO position >= key. */
-static uint64_t coo_lower(const struct dbdf_block *b, uint64_t key)
+static uint64_t coo_lower(const struct daphne_block *b, uint64_t key)
 {
 	struct coo_key k = {b, key};
 	return mfs_partition(b->nnz, coo_below, &k);
 }
 
-static uint64_t coo_value(const struct dbdf_block *b, uint64_t e)
+static uint64_t coo_value(const struct daphne_block *b, uint64_t e)
 {
 	unsigned ix = b->nocol ? 4 : 8;
 	return b->data + e * (ix + (uint64_t)b->esize) + ix;
 }
 
-int dbdf_block_locate(const struct mfs_model *m, const struct dbdf_block *b, uint64_t row,
-		      uint64_t col, uint64_t *off)
+int daphne_block_locate(const struct mfs_model *m, const struct daphne_block *b, uint64_t row,
+			uint64_t col, uint64_t *off)
 {
 	switch (b->bt) {
-	case DBDF_B_DENSE:
+	case DAPHNE_B_DENSE:
 		*off = b->data + (row * b->cols + col) * b->esize;
 		return 1;
-	case DBDF_B_CSR: {
+	case DAPHNE_B_CSR: {
 		/* Column indices are increasing within a row (checked). */
 		struct csr_key k = {m, b, row, col, b->rowent[row]};
 		uint64_t n = b->rowent[row + 1] - k.lo;
@@ -148,7 +148,7 @@ int dbdf_block_locate(const struct mfs_model *m, const struct dbdf_block *b, uin
 		*off = o;
 		return 1;
 	}
-	case DBDF_B_COO: {
+	case DAPHNE_B_COO: {
 		uint64_t key = row * b->cols + col, i = coo_lower(b, key);
 		if (i < b->nnz && b->cpos[i] == key) {
 			*off = coo_value(b, b->cent[i]);
@@ -162,7 +162,7 @@ int dbdf_block_locate(const struct mfs_model *m, const struct dbdf_block *b, uin
 }
 
 struct byrow_key {
-	const struct dbdf *d;
+	const struct daphne_file *d;
 	uint64_t r;
 };
 
@@ -173,16 +173,16 @@ static bool byrow_below(const void *ctx, uint64_t i)
 }
 
 /* Index in byrow of the first block starting below row r + 1. */
-static uint32_t byrow_end(const struct dbdf *d, uint64_t r)
+static uint32_t byrow_end(const struct daphne_file *d, uint64_t r)
 {
 	struct byrow_key k = {d, r};
 	return (uint32_t)mfs_partition(d->nbyrow, byrow_below, &k);
 }
 
-const struct dbdf_block *dbdf_find_block(const struct dbdf *d, uint64_t row, uint64_t col)
+const struct daphne_block *daphne_find_block(const struct daphne_file *d, uint64_t row, uint64_t col)
 {
 	for (uint32_t i = byrow_end(d, row); i-- > 0;) {
-		const struct dbdf_block *b = &d->blocks[d->byrow[i]];
+		const struct daphne_block *b = &d->blocks[d->byrow[i]];
 		if (b->rx + d->maxrows <= row)
 			break;
 		if (row < b->rx + b->rows && col >= b->cx && col < b->cx + b->cols)
@@ -191,7 +191,7 @@ const struct dbdf_block *dbdf_find_block(const struct dbdf *d, uint64_t row, uin
 	return NULL;
 }
 
-uint32_t dbdf_entry_block(const struct dbdf *d, uint64_t e)
+uint32_t daphne_entry_block(const struct daphne_file *d, uint64_t e)
 {
 	return (uint32_t)last_at_or_before(d->nzpre, d->nblocks, e);
 }
@@ -222,7 +222,7 @@ static void win_put(struct win *w, uint64_t row, uint64_t col, uint8_t dt, const
 
 /* The stored values of block b, placed at (prow, pcol), in window rows
  * [r0, r1]. */
-static int win_block(struct win *w, const struct dbdf_block *b, uint64_t prow, uint64_t pcol,
+static int win_block(struct win *w, const struct daphne_block *b, uint64_t prow, uint64_t pcol,
 		     uint64_t r0, uint64_t r1, struct mfs_err *err)
 {
 	uint64_t rend = r1 + 1 < prow + b->rows ? r1 + 1 : prow + b->rows;
@@ -244,19 +244,19 @@ static int win_block(struct win *w, const struct dbdf_block *b, uint64_t prow, u
 		if (end - g0 < cb - ca)
 			hi = ca + (end - g0);
 		switch (b->bt) {
-		case DBDF_B_DENSE:
+		case DAPHNE_B_DENSE:
 			for (uint64_t c = lo; c < hi; c++)
 				win_put(w, prow + r, pcol + c, b->dtype,
 					base + b->data + (r * b->cols + c) * b->esize);
 			break;
-		case DBDF_B_CSR:
+		case DAPHNE_B_CSR:
 			for (uint64_t k = b->rowent[r]; k < b->rowent[r + 1]; k++) {
 				uint64_t c, off = csr_at(w->m, b, r, k, &c);
 				if (c >= lo && c < hi)
 					win_put(w, prow + r, pcol + c, b->dtype, base + off);
 			}
 			break;
-		case DBDF_B_COO: {
+		case DAPHNE_B_COO: {
 			uint64_t key = r * b->cols;
 			for (uint64_t i = coo_lower(b, key + lo); i < b->nnz && b->cpos[i] < key + hi; i++)
 				win_put(w, prow + r, pcol + b->cpos[i] - key, b->dtype,
@@ -271,7 +271,7 @@ static int win_block(struct win *w, const struct dbdf_block *b, uint64_t prow, u
 	return 0;
 }
 
-static int read_window(const struct mfs_model *m, const struct dbdf *d, uint64_t wc0,
+static int read_window(const struct mfs_model *m, const struct daphne_file *d, uint64_t wc0,
 		       uint64_t width, uint8_t dtype, uint64_t first, uint64_t count, void *out,
 		       struct mfs_err *err)
 {
@@ -282,7 +282,7 @@ static int read_window(const struct mfs_model *m, const struct dbdf *d, uint64_t
 		return 0;
 	uint64_t r0 = first / width, r1 = (first + count - 1) / width;
 	for (uint32_t i = byrow_end(d, r1); i-- > 0;) {
-		const struct dbdf_block *b = &d->blocks[d->byrow[i]];
+		const struct daphne_block *b = &d->blocks[d->byrow[i]];
 		if (b->rx + d->maxrows <= r0)
 			break;  /* sorted by rx: no later block reaches r0 */
 		int r = win_block(&w, b, b->rx, b->cx, r0, r1, err);
@@ -302,25 +302,25 @@ static int changed(struct mfs_err *err)
 static int ops_read(const struct mfs_model *m, const struct mfs_tensor *t, uint64_t first,
 		    uint64_t count, void *out, struct mfs_err *err)
 {
-	const struct dbdf *d = m->priv;
-	uint32_t i = DBDF_TAG_INDEX(t->tag);
+	const struct daphne_file *d = m->priv;
+	uint32_t i = DAPHNE_TAG_INDEX(t->tag);
 	/* No view reads a tensor without a dense form (it has none): never
 	 * render one. */
 	if (t->flags & MFS_TF_NODENSE)
 		return mfs_error(err, EIO,
 				 "internal error: a dense read of a tensor shown by its entries only");
-	switch (DBDF_TAG_KIND(t->tag)) {
-	case DBDF_T_ROOT:
+	switch (DAPHNE_TAG_KIND(t->tag)) {
+	case DAPHNE_T_ROOT:
 		return read_window(m, d, 0, d->cols, d->dtype, first, count, out, err);
-	case DBDF_T_BLOCK: {
-		const struct dbdf_block *b = &d->blocks[i];
+	case DAPHNE_T_BLOCK: {
+		const struct daphne_block *b = &d->blocks[i];
 		struct win w = {m, first, count, b->cols, 0, b->dtype, b->esize, out};
 		memset(out, 0, (size_t)(count * b->esize));
 		if (!count || !b->cols)
 			return 0;
 		return win_block(&w, b, 0, 0, first / b->cols, (first + count - 1) / b->cols, err);
 	}
-	case DBDF_T_COLUMN:
+	case DAPHNE_T_COLUMN:
 		if (d->coloff) {
 			/* DAPHNE: row-interleaved packed records */
 			unsigned es = d->csize[i];
@@ -339,13 +339,13 @@ static int ops_entries(const struct mfs_model *m, const struct mfs_tensor *t, ui
 		       uint64_t count, uint64_t *rows, uint64_t *cols, void *vals,
 		       struct mfs_err *err)
 {
-	const struct dbdf *d = m->priv;
+	const struct daphne_file *d = m->priv;
 	uint8_t *v = vals;
 	unsigned es = t->esize;
-	if (DBDF_TAG_KIND(t->tag) == DBDF_T_BLOCK) {
-		const struct dbdf_block *b = &d->blocks[DBDF_TAG_INDEX(t->tag)];
+	if (DAPHNE_TAG_KIND(t->tag) == DAPHNE_T_BLOCK) {
+		const struct daphne_block *b = &d->blocks[DAPHNE_TAG_INDEX(t->tag)];
 		for (uint64_t i = 0; i < count; i++) {
-			uint64_t off = dbdf_entry(m, b, first + i, &rows[i], &cols[i]);
+			uint64_t off = daphne_entry(m, b, first + i, &rows[i], &cols[i]);
 			if (rows[i] >= b->rows || cols[i] >= b->cols)
 				return changed(err);
 			memcpy(v + i * es, m->base + off, es);
@@ -353,13 +353,13 @@ static int ops_entries(const struct mfs_model *m, const struct mfs_tensor *t, ui
 		return 0;
 	}
 	/* The whole matrix: every block's stored values in file order. */
-	uint32_t k = count ? dbdf_entry_block(d, first) : 0;
+	uint32_t k = count ? daphne_entry_block(d, first) : 0;
 	for (uint64_t i = 0; i < count; i++) {
 		uint64_t e = first + i;
 		while (k + 1 < d->nblocks && e >= d->nzpre[k + 1])
 			k++;
-		const struct dbdf_block *b = &d->blocks[k];
-		uint64_t off = dbdf_entry(m, b, e - d->nzpre[k], &rows[i], &cols[i]);
+		const struct daphne_block *b = &d->blocks[k];
+		uint64_t off = daphne_entry(m, b, e - d->nzpre[k], &rows[i], &cols[i]);
 		if (rows[i] >= b->rows || cols[i] >= b->cols)
 			return changed(err);
 		rows[i] += b->rx;
@@ -372,7 +372,7 @@ static int ops_entries(const struct mfs_model *m, const struct mfs_tensor *t, ui
 	return 0;
 }
 
-const struct mfs_tensor_ops dbdf_ops = {
+const struct mfs_tensor_ops daphne_ops = {
 	.read = ops_read,
 	.entries = ops_entries,
 };

@@ -31,7 +31,7 @@ static bool has(const uint8_t *h, size_t n, const char *needle)
 
 /* A JSON object naming schemaVersion and an Ollama layer's media type in
  * its first bytes (Ollama writes config before layers, both short). */
-static int ol_bid(const uint8_t *h, size_t n, uint64_t size, const char *name)
+static int ollama_bid(const uint8_t *h, size_t n, uint64_t size, const char *name)
 {
 	(void)name;
 	if (size > MANIFEST_MAX)
@@ -108,7 +108,7 @@ static int add_layer(struct mfs_model *m, const struct mfs_json *j, uint32_t o, 
 	return 0;
 }
 
-static int ol_open(struct mfs_model *m, struct mfs_err *err)
+static int ollama_open(struct mfs_model *m, struct mfs_err *err)
 {
 	struct mfs_json j = {0};
 	if (mfs_json_parse(&j, m->base, (size_t)m->size) < 0) {
@@ -151,8 +151,8 @@ const struct mfs_codec mfs_codec_ollama = {
 	.name = "ollama",
 	.title = "Ollama manifests",
 	.sidecar = NULL,
-	.bid = ol_bid,
-	.open = ol_open,
+	.bid = ollama_bid,
+	.open = ollama_open,
 	.close = NULL,
 	.edit = NULL,
 };

@@ -24,7 +24,7 @@ static bool plausible(const uint8_t *h, size_t n, uint64_t size)
 {
 	size_t q = 0;
 	for (;;) {
-		while (q < n && (pl_blank(h[q]) || h[q] == ';' || h[q] == ','))
+		while (q < n && (plearn_blank(h[q]) || h[q] == ';' || h[q] == ','))
 			q++;
 		if (q < n && h[q] == '#') {
 			while (q < n && h[q] != '\n')
@@ -40,14 +40,14 @@ static bool plausible(const uint8_t *h, size_t n, uint64_t size)
 		return true;
 	if (c == '*') {
 		q++;
-		while (q < n && pl_blank(h[q]))
+		while (q < n && plearn_blank(h[q]))
 			q++;
-		return q >= n || (h[q] >= '0' && h[q] <= '9') || pl_bin_size(h[q]);
+		return q >= n || (h[q] >= '0' && h[q] <= '9') || plearn_bin_size(h[q]);
 	}
 	if (ident_start(c)) {
 		while (q < n && ident(h[q]))
 			q++;
-		while (q < n && pl_blank(h[q]))
+		while (q < n && plearn_blank(h[q]))
 			q++;
 		return q >= n || h[q] == '(';
 	}
@@ -57,7 +57,7 @@ static bool plausible(const uint8_t *h, size_t n, uint64_t size)
 			q++;
 		if (q == s)
 			return false;
-		while (q < n && pl_blank(h[q]))
+		while (q < n && plearn_blank(h[q]))
 			q++;
 		if (q >= n || h[q] == '[')
 			return true;
@@ -65,7 +65,7 @@ static bool plausible(const uint8_t *h, size_t n, uint64_t size)
 	return false;
 }
 
-static int pl_bid(const uint8_t *head, size_t n, uint64_t size, const char *name)
+static int plearn_bid(const uint8_t *head, size_t n, uint64_t size, const char *name)
 {
 	/* The .pmat header is the only magic; the others go by extension. */
 	if (n >= 7 && !memcmp(head, "MATRIX ", 7))
@@ -80,27 +80,27 @@ static int pl_bid(const uint8_t *head, size_t n, uint64_t size, const char *name
 	return 0;
 }
 
-static int pl_open(struct mfs_model *m, struct mfs_err *err)
+static int plearn_open(struct mfs_model *m, struct mfs_err *err)
 {
-	struct pl_model *pm = calloc(1, sizeof(*pm));
+	struct plearn_model *pm = calloc(1, sizeof(*pm));
 	if (!pm)
 		return mfs_error(err, ENOMEM, "out of memory");
 	m->priv = pm;
 	if ((m->size >= 7 && !memcmp(m->base, "MATRIX ", 7)) || mfs_has_ext(m->name, ".pmat")) {
-		pm->format = PL_PMAT;
-		return pl_pmat_open(m, pm, err);
+		pm->format = PLEARN_PMAT;
+		return plearn_pmat_open(m, pm, err);
 	}
 	if (mfs_has_ext(m->name, ".amat")) {
-		pm->format = PL_AMAT;
-		return pl_amat_open(m, pm, err);
+		pm->format = PLEARN_AMAT;
+		return plearn_amat_open(m, pm, err);
 	}
-	pm->format = PL_PSAVE;
-	return pl_psave_open(m, pm, err);
+	pm->format = PLEARN_PSAVE;
+	return plearn_psave_open(m, pm, err);
 }
 
-static void pl_close(struct mfs_model *m)
+static void plearn_close(struct mfs_model *m)
 {
-	struct pl_model *pm = m->priv;
+	struct plearn_model *pm = m->priv;
 	if (!pm)
 		return;
 	free(pm->num);
@@ -110,17 +110,17 @@ static void pl_close(struct mfs_model *m)
 	m->priv = NULL;
 }
 
-static int pl_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_patch *p,
-		   struct mfs_err *err)
+static int plearn_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_patch *p,
+		       struct mfs_err *err)
 {
-	const struct pl_model *pm = m->priv;
+	const struct plearn_model *pm = m->priv;
 	switch (e->kind) {
 	case MFS_E_TEXT:
-		return pl_text_edit(m, e, p, err);
+		return plearn_text_edit(m, e, p, err);
 	case MFS_E_TENSOR:
-		if (pm->format == PL_PMAT)
-			return pl_pmat_edit(m, e, p, err);
-		return pl_tensor_edit(m, e, p, err);
+		if (pm->format == PLEARN_PMAT)
+			return plearn_pmat_edit(m, e, p, err);
+		return plearn_tensor_edit(m, e, p, err);
 	default:
 		return mfs_error(err, EINVAL, "PLearn files have no sparse tensors");
 	}
@@ -130,8 +130,8 @@ const struct mfs_codec mfs_codec_plearn = {
 	.name = "plearn",
 	.title = "PLearn",
 	.sidecar = NULL,
-	.bid = pl_bid,
-	.open = pl_open,
-	.close = pl_close,
-	.edit = pl_edit,
+	.bid = plearn_bid,
+	.open = plearn_open,
+	.close = plearn_close,
+	.edit = plearn_edit,
 };

@@ -12,15 +12,15 @@ static unsigned long long ull(uint64_t v)
 	return (unsigned long long)v;
 }
 
-bool pl_bin_int(const uint8_t *s, uint8_t code, int64_t *out)
+bool plearn_bin_int(const uint8_t *s, uint8_t code, int64_t *out)
 {
-	enum mfs_dtype dt = pl_bin_dtype(code);
-	unsigned sz = pl_bin_size(code);
+	enum mfs_dtype dt = plearn_bin_dtype(code);
+	unsigned sz = plearn_bin_size(code);
 	if (!sz || dt == MFS_DT_F32 || dt == MFS_DT_F64)
 		return false;
 	uint8_t le[8] = {0};
 	memcpy(le, s, sz);
-	if (pl_bin_be(code))
+	if (plearn_bin_be(code))
 		mfs_swap_elems(le, 1, sz);
 	uint64_t u = mfs_le64(le);
 	bool sgn = dt == MFS_DT_I8 || dt == MFS_DT_I16 || dt == MFS_DT_I32 || dt == MFS_DT_I64;
@@ -32,15 +32,15 @@ bool pl_bin_int(const uint8_t *s, uint8_t code, int64_t *out)
 	return true;
 }
 
-int pl_parse_bin_id(struct pl_parser *p, uint64_t at, uint64_t *id)
+int plearn_parse_bin_id(struct plearn_parser *p, uint64_t at, uint64_t *id)
 {
 	uint8_t code = p->b[p->pos];
-	unsigned sz = pl_bin_size(code);
+	unsigned sz = plearn_bin_size(code);
 	int64_t v;
 	if (p->n - p->pos - 1 < sz)
 		return mfs_error(p->err, EINVAL, "pointer number at offset %llu needs %u bytes, %llu left",
 				 ull(p->pos), sz + 1, ull(p->n - p->pos));
-	if (!pl_bin_int(p->b + p->pos + 1, code, &v) || v < 0 || v > UINT32_MAX)
+	if (!plearn_bin_int(p->b + p->pos + 1, code, &v) || v < 0 || v > UINT32_MAX)
 		return mfs_error(p->err, EINVAL, "bad binary pointer number after '*' at offset %llu",
 				 ull(at));
 	*id = (uint64_t)v;
@@ -55,14 +55,14 @@ static uint32_t rd32(const uint8_t *s, bool be)
 }
 
 /* A scalar of size sz after its type code c at p->pos. */
-static int bin_scalar(struct pl_parser *p, uint8_t c, unsigned sz, uint32_t *out)
+static int bin_scalar(struct plearn_parser *p, uint8_t c, unsigned sz, uint32_t *out)
 {
 	uint64_t at = p->pos, left = p->n - at;
 	int r;
 	if (left - 1 < sz)
 		return mfs_error(p->err, EINVAL, "binary value of type 0x%02x at offset %llu needs %u bytes, %llu left",
 				 c, ull(at), sz, ull(left - 1));
-	if ((r = pl_new_val(p, PV_BNUM, at, out)))
+	if ((r = plearn_new_val(p, PLEARN_V_BNUM, at, out)))
 		return r;
 	p->a->v[*out].code = c;
 	p->a->v[*out].len = 1 + sz;
@@ -71,14 +71,14 @@ static int bin_scalar(struct pl_parser *p, uint8_t c, unsigned sz, uint32_t *out
 }
 
 /* A date (0xFE): the item after it. */
-static int bin_date(struct pl_parser *p, uint32_t *out)
+static int bin_date(struct plearn_parser *p, uint32_t *out)
 {
 	uint64_t at = p->pos;
 	uint32_t kid;
 	int r;
 	p->pos++;
-	pl_skip(p, true);
-	if ((r = pl_new_val(p, PV_BDATE, at, out)) || (r = pl_parse_item(p, &kid)))
+	plearn_skip(p, true);
+	if ((r = plearn_new_val(p, PLEARN_V_BDATE, at, out)) || (r = plearn_parse_item(p, &kid)))
 		return r;
 	p->a->v[*out].first = kid;
 	p->a->v[*out].len = p->a->v[kid].off + p->a->v[kid].len - at;
@@ -87,10 +87,10 @@ static int bin_date(struct pl_parser *p, uint32_t *out)
 
 /* The count elements of sequence *out from p->b[data], of fixed size (or
  * the bools '0'/'1' of type 0x30), checked against the bytes left. */
-static int seq_fixed(struct pl_parser *p, uint64_t at, uint8_t et, uint64_t count, uint64_t data,
+static int seq_fixed(struct plearn_parser *p, uint64_t at, uint8_t et, uint64_t count, uint64_t data,
 		     uint32_t out)
 {
-	unsigned esz = pl_bin_size(et);
+	unsigned esz = plearn_bin_size(et);
 	uint64_t bytes, left = p->n - data;
 	if (!mfs_mul_ok(count, esz ? esz : 1, &bytes) || bytes > left)
 		return mfs_error(p->err, EINVAL,
@@ -108,7 +108,7 @@ static int seq_fixed(struct pl_parser *p, uint64_t at, uint8_t et, uint64_t coun
 
 /* The count generic elements of sequence *out from p->b[data], each an
  * item with its own header (one byte at least). */
-static int seq_items(struct pl_parser *p, uint64_t at, uint64_t count, uint64_t data, uint32_t out)
+static int seq_items(struct plearn_parser *p, uint64_t at, uint64_t count, uint64_t data, uint32_t out)
 {
 	uint64_t left = p->n - data;
 	int r;
@@ -116,13 +116,13 @@ static int seq_items(struct pl_parser *p, uint64_t at, uint64_t count, uint64_t 
 		return mfs_error(p->err, EINVAL, "binary sequence at offset %llu: %llu elements, %llu bytes left",
 				 ull(at), ull(count), ull(left));
 	p->pos = data;
-	struct pl_kids k = {PL_NIL, PL_NIL, 0};
+	struct plearn_kids k = {PLEARN_NIL, PLEARN_NIL, 0};
 	for (uint64_t i = 0; i < count; i++) {
 		uint32_t kid;
-		pl_skip(p, true);
-		if ((r = pl_parse_item(p, &kid)))
+		plearn_skip(p, true);
+		if ((r = plearn_parse_item(p, &kid)))
 			return r;
-		pl_add_kid(p->a, &k, kid);
+		plearn_add_kid(p->a, &k, kid);
 	}
 	p->a->v[out].first = k.first;
 	p->a->v[out].len = p->pos - at;
@@ -131,7 +131,7 @@ static int seq_items(struct pl_parser *p, uint64_t at, uint64_t count, uint64_t 
 
 /* A 1-D (0x12 little-endian, 0x13 big-endian) or 2-D (0x14, 0x15)
  * sequence: element type, then uint32 length or int32 length and width. */
-static int bin_sequence(struct pl_parser *p, uint8_t c, uint32_t *out)
+static int bin_sequence(struct plearn_parser *p, uint8_t c, uint32_t *out)
 {
 	uint64_t at = p->pos, left = p->n - at;
 	bool be = c == 0x13 || c == 0x15, two = c == 0x14 || c == 0x15;
@@ -152,15 +152,15 @@ static int bin_sequence(struct pl_parser *p, uint8_t c, uint32_t *out)
 		count = d0 * d1;
 	}
 	uint64_t data = at + hdr;
-	if ((r = pl_new_val(p, two ? PV_BMAT : PV_BSEQ, at, out)))
+	if ((r = plearn_new_val(p, two ? PLEARN_V_BMAT : PLEARN_V_BSEQ, at, out)))
 		return r;
-	struct pl_val *v = &p->a->v[*out];
+	struct plearn_val *v = &p->a->v[*out];
 	v->code = et;
-	v->flags = be ? PVF_BE : 0;
+	v->flags = be ? PLEARN_VF_BE : 0;
 	v->a = d0;
 	v->b = d1;
 	v->c = data;
-	if (pl_bin_size(et) || et == 0x30)
+	if (plearn_bin_size(et) || et == 0x30)
 		return seq_fixed(p, at, et, count, data, *out);
 	if (et != 0xFF && et != 0xFE)
 		return mfs_error(p->err, EINVAL, "binary sequence at offset %llu has an unknown element type 0x%02x",
@@ -169,10 +169,10 @@ static int bin_sequence(struct pl_parser *p, uint8_t c, uint32_t *out)
 }
 
 /* A binary value: a scalar, a 1-D or 2-D sequence, or a date. */
-int pl_parse_binary(struct pl_parser *p, uint32_t *out)
+int plearn_parse_binary(struct plearn_parser *p, uint32_t *out)
 {
 	uint8_t c = p->b[p->pos];
-	unsigned sz = pl_bin_size(c);
+	unsigned sz = plearn_bin_size(c);
 	p->a->binary = true;
 	if (sz)
 		return bin_scalar(p, c, sz, out);

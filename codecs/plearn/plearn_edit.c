@@ -44,10 +44,10 @@ static bool int_token(const uint8_t *s, uint64_t len)
 	return true;
 }
 
-static int token_edit(struct mfs_model *m, const struct pl_tens *pt, const struct mfs_edit *e,
+static int token_edit(struct mfs_model *m, const struct plearn_tens *pt, const struct mfs_edit *e,
 		      struct mfs_patch *p, struct mfs_err *err)
 {
-	const struct pl_model *pm = m->priv;
+	const struct plearn_model *pm = m->priv;
 	const struct mfs_tensor *t = &m->tensors[e->tensor];
 	struct group g = {0};
 	int r = 0;
@@ -61,8 +61,8 @@ static int token_edit(struct mfs_model *m, const struct pl_tens *pt, const struc
 			uint64_t off = idx < pm->nnum ? pm->num[idx] : m->size, len = 0;
 			double old, v;
 			if (off < m->size)
-				len = pl_scan_number(m->base, m->size, off, NULL);
-			if (!len || pl_num_value(m->base + off, len, &old) < 0) {
+				len = plearn_scan_number(m->base, m->size, off, NULL);
+			if (!len || plearn_num_value(m->base + off, len, &old) < 0) {
 				r = mfs_error(err, EIO, "element %llu is no longer a number in the file", ull(el));
 				break;
 			}
@@ -70,7 +70,7 @@ static int token_edit(struct mfs_model *m, const struct pl_tens *pt, const struc
 			memcpy(&v, &nb, 8);
 			memcpy(&ob, &old, 8);
 			char txt[64];
-			size_t tl = pl_fmt_num(txt, v, pm->style, int_token(m->base + off, len));
+			size_t tl = plearn_fmt_num(txt, v, pm->style, int_token(m->base + off, len));
 			if (nb == ob || (tl == len && !memcmp(txt, m->base + off, tl))) {
 				r = gclose(&g, p);
 				continue;
@@ -100,7 +100,7 @@ static int token_edit(struct mfs_model *m, const struct pl_tens *pt, const struc
 }
 
 /* Binary elements that are not one dense block, and '0'/'1' bool bytes. */
-static int element_edit(struct mfs_model *m, const struct pl_tens *pt, const struct mfs_edit *e,
+static int element_edit(struct mfs_model *m, const struct plearn_tens *pt, const struct mfs_edit *e,
 			struct mfs_patch *p, struct mfs_err *err)
 {
 	const struct mfs_tensor *t = &m->tensors[e->tensor];
@@ -115,7 +115,7 @@ static int element_edit(struct mfs_model *m, const struct pl_tens *pt, const str
 			const uint8_t *src = (const uint8_t *)run->bytes + k * es;
 			uint8_t d[16];
 			uint64_t off;
-			if (pt->kind == PT_BOOL) {
+			if (pt->kind == PLEARN_T_BOOL) {
 				off = pt->base + idx;
 				d[0] = src[0] ? '1' : '0';
 			} else {
@@ -131,16 +131,16 @@ static int element_edit(struct mfs_model *m, const struct pl_tens *pt, const str
 	return 0;
 }
 
-int pl_tensor_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_patch *p,
-		   struct mfs_err *err)
+int plearn_tensor_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_patch *p,
+		       struct mfs_err *err)
 {
-	const struct pl_model *pm = m->priv;
+	const struct plearn_model *pm = m->priv;
 	if (e->tensor >= m->ntensors)
 		return mfs_error(err, EINVAL, "internal error: no such tensor");
 	const struct mfs_tensor *t = &m->tensors[e->tensor];
 	if (!t->tag || t->tag > pm->ntens)
 		return mfs_error(err, EINVAL, "internal error: tensor without a record");
-	const struct pl_tens *pt = &pm->tens[t->tag - 1];
+	const struct plearn_tens *pt = &pm->tens[t->tag - 1];
 	struct mfs_edit same = *e;
 	if (e->reshape) {
 		bool eq = e->dtype == t->dtype && e->ndim == t->ndim;
@@ -152,13 +152,13 @@ int pl_tensor_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_pat
 					 mfs_dtype_info(e->dtype)->name, mfs_shape_text(sh, e->ndim, e->dims),
 					 mfs_dtype_info((enum mfs_dtype)t->dtype)->name,
 					 mfs_shape_text(osh, t->ndim, t->dims),
-					 pt->kind == PT_TOKENS ? "PLearn text matrix" : "PLearn binary sequence");
+					 pt->kind == PLEARN_T_TOKENS ? "PLearn text matrix" : "PLearn binary sequence");
 		same.reshape = false;
 	}
 	switch (pt->kind) {
-	case PT_TOKENS:
+	case PLEARN_T_TOKENS:
 		return token_edit(m, pt, &same, p, err);
-	case PT_RAW:
+	case PLEARN_T_RAW:
 		return mfs_patch_raw_runs(p, t, &same, err);
 	default:
 		return element_edit(m, pt, &same, p, err);
@@ -171,16 +171,16 @@ static bool text_blank(char c)
 }
 
 /* A binary scalar: the new number in the same type code and byte order. */
-static int binary_text_edit(struct mfs_model *m, const struct pl_text *ti, const char *s, size_t n,
+static int binary_text_edit(struct mfs_model *m, const struct plearn_text *ti, const char *s, size_t n,
 			    struct mfs_patch *p, struct mfs_err *err)
 {
-	enum mfs_dtype dt = pl_bin_dtype(ti->code);
-	unsigned sz = pl_bin_size(ti->code);
+	enum mfs_dtype dt = plearn_bin_dtype(ti->code);
+	unsigned sz = plearn_bin_size(ti->code);
 	uint8_t le[16] = {0};
 	int r = mfs_parse_elem(dt, s, n, le);
 	if (r < 0)
 		return mfs_value_error(err, r, dt, s, n, "the value is stored in binary");
-	if (pl_bin_be(ti->code))
+	if (plearn_bin_be(ti->code))
 		mfs_swap_elems(le, 1, sz);
 	if (!memcmp(le, m->base + ti->off + 1, sz))
 		return 0;
@@ -189,14 +189,14 @@ static int binary_text_edit(struct mfs_model *m, const struct pl_text *ti, const
 	return 0;
 }
 
-int pl_text_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_patch *p,
-		 struct mfs_err *err)
+int plearn_text_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_patch *p,
+		     struct mfs_err *err)
 {
-	const struct pl_model *pm = m->priv;
+	const struct plearn_model *pm = m->priv;
 	uint64_t tag = e->node < m->nnodes ? m->nodes[e->node].tag : 0;
 	if (!tag || tag > pm->ntexts)
 		return mfs_error(err, EACCES, "this file is read-only");
-	const struct pl_text *ti = &pm->texts[tag - 1];
+	const struct plearn_text *ti = &pm->texts[tag - 1];
 	const char *s = e->text;
 	size_t n = e->len;
 	while (n && text_blank(s[0]))
@@ -211,16 +211,16 @@ int pl_text_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_patch
 		return mfs_error(err, EINVAL, "expected a PLearn value, found nothing");
 	/* A number stays a number: PLearn reads it into a numeric option. */
 	const uint8_t *old = m->base + ti->off;
-	if (pl_scan_number(old, ti->len, 0, NULL) == ti->len &&
-	    pl_scan_number((const uint8_t *)s, n, 0, NULL) != n) {
+	if (plearn_scan_number(old, ti->len, 0, NULL) == ti->len &&
+	    plearn_scan_number((const uint8_t *)s, n, 0, NULL) != n) {
 		char q[MFS_QUOTE_MAX], was[MFS_QUOTE_MAX];
 		return mfs_error(err, EINVAL, "expected a number (it was %s), found %s",
 				 mfs_quote(was, old, (size_t)ti->len), mfs_quote(q, s, n));
 	}
-	struct pl_ast a = {0};
-	int r = pl_parse(&a, (const uint8_t *)s, n, ti->top ? PL_FILE : PL_OPTION, err);
+	struct plearn_ast a = {0};
+	int r = plearn_parse(&a, (const uint8_t *)s, n, ti->top ? PLEARN_FILE : PLEARN_OPTION, err);
 	bool open_comment = a.open_comment;
-	pl_ast_free(&a);
+	plearn_ast_free(&a);
 	if (r < 0)
 		return mfs_error_prefix(err, "not a PLearn value");
 	if (open_comment)
@@ -228,8 +228,8 @@ int pl_text_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_patch
 	/* Keep a bare word apart from what follows it: PLearn reads a word up
 	 * to a blank or one of )]};,: only. */
 	uint64_t after = ti->off + ti->len;
-	bool space = after < m->size && !pl_blank(m->base[after]) &&
-		     !strchr(")]};,:#", m->base[after]) && !pl_tok_end((uint8_t)s[n - 1]);
+	bool space = after < m->size && !plearn_blank(m->base[after]) &&
+		     !strchr(")]};,:#", m->base[after]) && !plearn_tok_end((uint8_t)s[n - 1]);
 	uint8_t *d = mfs_patch_alloc(p, ti->off, ti->len, n + space);
 	if (!d)
 		return mfs_error(err, ENOMEM, "out of memory");

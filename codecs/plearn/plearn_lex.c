@@ -4,7 +4,7 @@
 
 #include "plearn.h"
 
-bool pl_tok_end(uint8_t c)
+bool plearn_tok_end(uint8_t c)
 {
 	/* PLearn's word separators " \t\n\r)]};,:|#", the openers that start
 	 * the next item, and every control byte (binary headers). */
@@ -31,7 +31,7 @@ static bool word_ci(const uint8_t *b, uint64_t n, uint64_t pos, const char *w)
 	return true;
 }
 
-uint64_t pl_scan_number(const uint8_t *b, uint64_t n, uint64_t pos, bool *uint)
+uint64_t plearn_scan_number(const uint8_t *b, uint64_t n, uint64_t pos, bool *uint)
 {
 	uint64_t p = pos;
 	bool only_digits = true;
@@ -73,22 +73,22 @@ uint64_t pl_scan_number(const uint8_t *b, uint64_t n, uint64_t pos, bool *uint)
 				return 0;
 		}
 	}
-	if (p < n && !pl_tok_end(b[p]))
+	if (p < n && !plearn_tok_end(b[p]))
 		return 0;
 	if (uint)
 		*uint = only_digits;
 	return p - pos;
 }
 
-uint64_t pl_scan_word(const uint8_t *b, uint64_t n, uint64_t pos)
+uint64_t plearn_scan_word(const uint8_t *b, uint64_t n, uint64_t pos)
 {
 	uint64_t p = pos;
-	while (p < n && !pl_tok_end(b[p]))
+	while (p < n && !plearn_tok_end(b[p]))
 		p++;
 	return p - pos;
 }
 
-uint64_t pl_scan_string(const uint8_t *b, uint64_t n, uint64_t pos)
+uint64_t plearn_scan_string(const uint8_t *b, uint64_t n, uint64_t pos)
 {
 	/* PLearn escapes only '"' and '\\' when writing; a reader takes the
 	 * byte after any backslash literally. */
@@ -104,7 +104,7 @@ uint64_t pl_scan_string(const uint8_t *b, uint64_t n, uint64_t pos)
 	return 0;
 }
 
-unsigned pl_bin_size(uint8_t code)
+unsigned plearn_bin_size(uint8_t code)
 {
 	switch (code) {
 	case 0x01: case 0x02:
@@ -120,7 +120,7 @@ unsigned pl_bin_size(uint8_t code)
 	}
 }
 
-enum mfs_dtype pl_bin_dtype(uint8_t code)
+enum mfs_dtype plearn_bin_dtype(uint8_t code)
 {
 	switch (code) {
 	case 0x01: return MFS_DT_I8;    /* char is signed char */
@@ -138,7 +138,7 @@ enum mfs_dtype pl_bin_dtype(uint8_t code)
 	}
 }
 
-bool pl_bin_be(uint8_t code)
+bool plearn_bin_be(uint8_t code)
 {
 	switch (code) {
 	case 0x04: case 0x06: case 0x08: case 0x0C: case 0x0F: case 0x11: case 0x17: case 0x19:

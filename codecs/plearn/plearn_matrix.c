@@ -51,7 +51,7 @@ static int hsize(const char *w, size_t l, uint64_t *out)
 	return 0;
 }
 
-int pl_pmat_open(struct mfs_model *m, struct pl_model *pm, struct mfs_err *err)
+int plearn_pmat_open(struct mfs_model *m, struct plearn_model *pm, struct mfs_err *err)
 {
 	if (m->size < PMAT_HEADER)
 		return mfs_error(err, EINVAL, "truncated: the .pmat header needs 64 bytes, the file has %llu",
@@ -90,7 +90,7 @@ int pl_pmat_open(struct mfs_model *m, struct pl_model *pm, struct mfs_err *err)
 				 ull(rows), ull(cols), dbl ? "float64" : "float32", ull(rows * cols * es),
 				 ull(m->size));
 	uint64_t dims[2] = {rows, cols};
-	struct pl_tens pt = {PT_RAW, (uint8_t)es, be, PMAT_HEADER, cols ? cols : 1, cols ? cols : 1};
+	struct plearn_tens pt = {PLEARN_T_RAW, (uint8_t)es, be, PMAT_HEADER, cols ? cols : 1, cols ? cols : 1};
 	struct mfs_tensor t = {0};
 	t.dtype = dbl ? MFS_DT_F64 : MFS_DT_F32;
 	t.order = MFS_ROW_MAJOR;
@@ -99,7 +99,7 @@ int pl_pmat_open(struct mfs_model *m, struct pl_model *pm, struct mfs_err *err)
 	t.ndim = 2;
 	t.dims = dims;
 	t.off = PMAT_HEADER;
-	t.tag = pl_add_tens(pm, &pt);
+	t.tag = plearn_add_tens(pm, &pt);
 	if (!t.tag)
 		return mfs_error(err, ENOMEM, "out of memory");
 	mfs_attach_tensor(m, MFS_ROOT, &t);
@@ -107,8 +107,8 @@ int pl_pmat_open(struct mfs_model *m, struct pl_model *pm, struct mfs_err *err)
 	return 0;
 }
 
-int pl_pmat_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_patch *p,
-		 struct mfs_err *err)
+int plearn_pmat_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_patch *p,
+		     struct mfs_err *err)
 {
 	const struct mfs_tensor *t = &m->tensors[e->tensor];
 	if (!e->reshape)
@@ -183,7 +183,7 @@ static void line_words(const uint8_t *b, uint64_t q, uint64_t end, uint64_t *cou
 		uint64_t s = q;
 		while (q < end && !amat_blank(b[q]))
 			q++;
-		if (pl_scan_number(b, q, s, NULL) != q - s)
+		if (plearn_scan_number(b, q, s, NULL) != q - s)
 			*strings = true;
 		c++;
 	}
@@ -313,7 +313,7 @@ static int amat_old_size(const uint8_t *b, uint64_t n, struct amat *a, struct mf
 }
 
 /* The offset of each of the a->words values from a->data, in pm->num. */
-static int amat_tokens(const uint8_t *b, uint64_t n, const struct amat *a, struct pl_model *pm,
+static int amat_tokens(const uint8_t *b, uint64_t n, const struct amat *a, struct plearn_model *pm,
 		       struct mfs_err *err)
 {
 	struct line ln;
@@ -338,7 +338,7 @@ static int amat_tokens(const uint8_t *b, uint64_t n, const struct amat *a, struc
 	return 0;
 }
 
-int pl_amat_open(struct mfs_model *m, struct pl_model *pm, struct mfs_err *err)
+int plearn_amat_open(struct mfs_model *m, struct plearn_model *pm, struct mfs_err *err)
 {
 	const uint8_t *b = m->base;
 	uint64_t n = m->size;
@@ -361,19 +361,19 @@ int pl_amat_open(struct mfs_model *m, struct pl_model *pm, struct mfs_err *err)
 				 ull(a.rows), ull(a.cols), ull(count), ull(a.words));
 	if ((r = amat_tokens(b, n, &a, pm, err)))
 		return r;
-	pm->style = pl_style_detect(b, n, pm->num, pm->nnum);
+	pm->style = plearn_style_detect(b, n, pm->num, pm->nnum);
 	if (!pm->style)
 		pm->style = 18;
 	uint64_t dims[2] = {a.rows, a.cols}, w = a.cols ? a.cols : 1;
-	struct pl_tens pt = {PT_TOKENS, 8, 0, 0, w, w};
+	struct plearn_tens pt = {PLEARN_T_TOKENS, 8, 0, 0, w, w};
 	struct mfs_tensor t = {0};
 	t.dtype = MFS_DT_F64;
 	t.order = MFS_ROW_MAJOR;
 	t.flags = MFS_TF_WRITABLE;
 	t.ndim = 2;
 	t.dims = dims;
-	t.ops = &pl_tensor_ops;
-	t.tag = pl_add_tens(pm, &pt);
+	t.ops = &plearn_tensor_ops;
+	t.tag = plearn_add_tens(pm, &pt);
 	if (!t.tag)
 		return mfs_error(err, ENOMEM, "out of memory");
 	mfs_attach_tensor(m, MFS_ROOT, &t);

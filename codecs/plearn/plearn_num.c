@@ -13,7 +13,7 @@
 #include "numtext.h"
 #include "plearn.h"
 
-int pl_num_value(const uint8_t *s, uint64_t len, double *out)
+int plearn_num_value(const uint8_t *s, uint64_t len, double *out)
 {
 	const uint8_t *p = s;
 	uint64_t n = len;
@@ -74,7 +74,7 @@ static int token_style(const uint8_t *s, uint64_t len)
 	if (sig_digits(s, len) > 15)
 		return 18;
 	double v;
-	if (pl_num_value(s, len, &v) < 0 || !isfinite(v))
+	if (plearn_num_value(s, len, &v) < 0 || !isfinite(v))
 		return 0;
 	char buf[48];
 	int l = snprintf(buf, sizeof(buf), "%.18g", v);
@@ -86,14 +86,14 @@ static int token_style(const uint8_t *s, uint64_t len)
 	return 0;      /* written by hand */
 }
 
-int pl_style_detect(const uint8_t *b, uint64_t n, const uint64_t *toks, uint64_t ntoks)
+int plearn_style_detect(const uint8_t *b, uint64_t n, const uint64_t *toks, uint64_t ntoks)
 {
 	/* The first token that only one style writes decides; PLearn writes
 	 * every real of a file with the same format. */
 	for (uint64_t i = 0; i < ntoks; i++) {
 		if (toks[i] >= n)
 			continue;
-		uint64_t l = pl_scan_number(b, n, toks[i], NULL);
+		uint64_t l = plearn_scan_number(b, n, toks[i], NULL);
 		int st = token_style(b + toks[i], l);
 		if (st)
 			return st;
@@ -101,7 +101,7 @@ int pl_style_detect(const uint8_t *b, uint64_t n, const uint64_t *toks, uint64_t
 	return 0;
 }
 
-size_t pl_fmt_num(char *out, double v, int style, bool as_int)
+size_t plearn_fmt_num(char *out, double v, int style, bool as_int)
 {
 	if (isnan(v)) {
 		memcpy(out, "nan", 3);
@@ -132,21 +132,21 @@ size_t pl_fmt_num(char *out, double v, int style, bool as_int)
 static int read_elems(const struct mfs_model *m, const struct mfs_tensor *t, uint64_t first,
 		      uint64_t count, void *out, struct mfs_err *err)
 {
-	const struct pl_model *pm = m->priv;
+	const struct plearn_model *pm = m->priv;
 	if (!t->tag || t->tag > pm->ntens)
 		return mfs_error(err, EIO, "internal error: tensor without a record");
-	const struct pl_tens *pt = &pm->tens[t->tag - 1];
+	const struct plearn_tens *pt = &pm->tens[t->tag - 1];
 	uint8_t *o = out;
 	for (uint64_t k = 0; k < count; k++) {
 		uint64_t e = first + k;
 		uint64_t idx = (e / pt->cols) * pt->mod + e % pt->cols;
 		switch (pt->kind) {
-		case PT_TOKENS: {
+		case PLEARN_T_TOKENS: {
 			uint64_t ti = pt->base + idx, off, len;
 			double v;
 			if (ti >= pm->nnum || (off = pm->num[ti]) >= m->size ||
-			    !(len = pl_scan_number(m->base, m->size, off, NULL)) ||
-			    pl_num_value(m->base + off, len, &v) < 0)
+			    !(len = plearn_scan_number(m->base, m->size, off, NULL)) ||
+			    plearn_num_value(m->base + off, len, &v) < 0)
 				return mfs_error(err, EIO, "element %llu is no longer a number",
 						 (unsigned long long)e);
 			uint64_t bits;
@@ -154,7 +154,7 @@ static int read_elems(const struct mfs_model *m, const struct mfs_tensor *t, uin
 			mfs_put_le64(o + 8 * k, bits);
 			break;
 		}
-		case PT_BOOL: {
+		case PLEARN_T_BOOL: {
 			uint64_t off = pt->base + idx;
 			if (off >= m->size || (m->base[off] != '0' && m->base[off] != '1'))
 				return mfs_error(err, EIO, "element %llu is no longer '0' or '1'",
@@ -178,11 +178,11 @@ static int read_elems(const struct mfs_model *m, const struct mfs_tensor *t, uin
 	return 0;
 }
 
-const struct mfs_tensor_ops pl_tensor_ops = {
+const struct mfs_tensor_ops plearn_tensor_ops = {
 	.read = read_elems,
 };
 
-uint64_t pl_add_tens(struct pl_model *pm, const struct pl_tens *t)
+uint64_t plearn_add_tens(struct plearn_model *pm, const struct plearn_tens *t)
 {
 	if (pm->ntens == pm->captens) {
 		size_t cap = pm->captens;
@@ -194,7 +194,7 @@ uint64_t pl_add_tens(struct pl_model *pm, const struct pl_tens *t)
 	return pm->ntens;
 }
 
-uint64_t pl_add_text(struct pl_model *pm, const struct pl_text *t)
+uint64_t plearn_add_text(struct plearn_model *pm, const struct plearn_text *t)
 {
 	if (pm->ntexts == pm->captexts) {
 		size_t cap = pm->captexts;

@@ -12,7 +12,7 @@
 #include "numtext.h"
 #include "plearn.h"
 
-enum pl_show { SH_OBJ = 1, SH_TENSOR, SH_SEQDIR, SH_LINK, SH_BNUM, SH_TEXT };
+enum plearn_show { SH_OBJ = 1, SH_TENSOR, SH_SEQDIR, SH_LINK, SH_BNUM, SH_TEXT };
 
 struct pending {
 	mfs_id link;
@@ -21,8 +21,8 @@ struct pending {
 
 struct build {
 	struct mfs_model *m;
-	struct pl_model *pm;
-	struct pl_ast *a;
+	struct plearn_model *pm;
+	struct plearn_ast *a;
 	const uint8_t *b;
 	uint64_t n;
 	struct pending *links;
@@ -32,23 +32,23 @@ struct build {
 
 /* A tensor as found: its record, dtype and shape. */
 struct tdesc {
-	struct pl_tens pt;
+	struct plearn_tens pt;
 	uint8_t dtype;
 	uint32_t ndim;
 	uint64_t dims[2];
 };
 
-static uint32_t unwrap(const struct pl_ast *a, uint32_t i)
+static uint32_t unwrap(const struct plearn_ast *a, uint32_t i)
 {
-	while (a->v[i].kind == PV_DEF && a->v[i].first != PL_NIL)
+	while (a->v[i].kind == PLEARN_V_DEF && a->v[i].first != PLEARN_NIL)
 		i = a->v[i].first;
 	return i;
 }
 
-static uint32_t kid_count(const struct pl_ast *a, uint32_t i, uint32_t *kids, uint32_t max)
+static uint32_t kid_count(const struct plearn_ast *a, uint32_t i, uint32_t *kids, uint32_t max)
 {
 	uint32_t n = 0;
-	for (uint32_t k = a->v[i].first; k != PL_NIL; k = a->v[k].next) {
+	for (uint32_t k = a->v[i].first; k != PLEARN_NIL; k = a->v[k].next) {
 		if (n < max)
 			kids[n] = k;
 		n++;
@@ -59,8 +59,8 @@ static uint32_t kid_count(const struct pl_ast *a, uint32_t i, uint32_t *kids, ui
 /* A non-negative integer written as digits or as a binary integer. */
 static bool int_of(const struct build *bd, uint32_t i, uint64_t *out)
 {
-	const struct pl_val *v = &bd->a->v[i];
-	if (v->kind == PV_NUM) {
+	const struct plearn_val *v = &bd->a->v[i];
+	if (v->kind == PLEARN_V_NUM) {
 		uint64_t x = 0;
 		for (uint64_t k = 0; k < v->len; k++) {
 			uint8_t c = bd->b[v->off + k];
@@ -71,7 +71,7 @@ static bool int_of(const struct build *bd, uint32_t i, uint64_t *out)
 		return v->len > 0;
 	}
 	int64_t x;
-	if (v->kind != PV_BNUM || !pl_bin_int(bd->b + v->off + 1, v->code, &x) || x < 0)
+	if (v->kind != PLEARN_V_BNUM || !plearn_bin_int(bd->b + v->off + 1, v->code, &x) || x < 0)
 		return false;
 	*out = (uint64_t)x;
 	return true;
@@ -85,29 +85,29 @@ struct store {
 	uint64_t base, count;
 };
 
-static bool storage_of(const struct pl_ast *a, uint32_t i, struct store *s)
+static bool storage_of(const struct plearn_ast *a, uint32_t i, struct store *s)
 {
 	for (int hop = 0; hop < 8; hop++) {
-		const struct pl_val *v = &a->v[i];
+		const struct plearn_val *v = &a->v[i];
 		switch (v->kind) {
-		case PV_DEF:
-		case PV_STORAGE:
-			if (v->first == PL_NIL || a->v[v->first].next != PL_NIL)
+		case PLEARN_V_DEF:
+		case PLEARN_V_STORAGE:
+			if (v->first == PLEARN_NIL || a->v[v->first].next != PLEARN_NIL)
 				return false;
 			i = v->first;
 			continue;
-		case PV_REF:
-			if (v->b == PL_NIL)
+		case PLEARN_V_REF:
+			if (v->b == PLEARN_NIL)
 				return false;
 			i = (uint32_t)v->b;
 			continue;
-		case PV_SEQ:
-			if (!(v->flags & PVF_NUMERIC) || (v->a != PL_NOLEN && v->a != v->d))
+		case PLEARN_V_SEQ:
+			if (!(v->flags & PLEARN_VF_NUMERIC) || (v->a != PLEARN_NOLEN && v->a != v->d))
 				return false;
 			*s = (struct store){false, 0, v->c, v->d};
 			return true;
-		case PV_BSEQ:
-			if (!pl_bin_size(v->code) && v->code != 0x30)
+		case PLEARN_V_BSEQ:
+			if (!plearn_bin_size(v->code) && v->code != 0x30)
 				return false;
 			*s = (struct store){true, v->code, v->c, v->a};
 			return true;
@@ -121,15 +121,15 @@ static bool storage_of(const struct pl_ast *a, uint32_t i, struct store *s)
 static void set_tokens(struct tdesc *t, uint64_t base, uint64_t cols, uint64_t mod)
 {
 	t->dtype = MFS_DT_F64;
-	t->pt = (struct pl_tens){PT_TOKENS, 8, 0, base, cols ? cols : 1, mod ? mod : 1};
+	t->pt = (struct plearn_tens){PLEARN_T_TOKENS, 8, 0, base, cols ? cols : 1, mod ? mod : 1};
 }
 
 static void set_binary(struct tdesc *t, uint8_t code, uint64_t base, uint64_t cols, uint64_t mod)
 {
-	unsigned es = code == 0x30 ? 1 : pl_bin_size(code);
-	uint8_t kind = code == 0x30 ? PT_BOOL : (cols == mod ? PT_RAW : PT_STRIDED);
-	t->dtype = (uint8_t)pl_bin_dtype(code);
-	t->pt = (struct pl_tens){kind, (uint8_t)es, pl_bin_be(code), base, cols ? cols : 1,
+	unsigned es = code == 0x30 ? 1 : plearn_bin_size(code);
+	uint8_t kind = code == 0x30 ? PLEARN_T_BOOL : (cols == mod ? PLEARN_T_RAW : PLEARN_T_STRIDED);
+	t->dtype = (uint8_t)plearn_bin_dtype(code);
+	t->pt = (struct plearn_tens){kind, (uint8_t)es, plearn_bin_be(code), base, cols ? cols : 1,
 				 mod ? mod : 1};
 }
 
@@ -137,8 +137,8 @@ static void set_binary(struct tdesc *t, uint8_t code, uint64_t base, uint64_t co
  * offset storage ) over a sequence of numbers. */
 static bool explicit_of(const struct build *bd, uint32_t i, struct tdesc *t)
 {
-	const struct pl_ast *a = bd->a;
-	bool mat = a->v[i].kind == PV_TMAT;
+	const struct plearn_ast *a = bd->a;
+	bool mat = a->v[i].kind == PLEARN_V_TMAT;
 	uint32_t kids[5];
 	uint64_t x[4];
 	uint32_t nk = kid_count(a, i, kids, 5), want = mat ? 5 : 3;
@@ -154,7 +154,7 @@ static bool explicit_of(const struct build *bd, uint32_t i, struct tdesc *t)
 	t->dims[1] = cols;
 	if (!mfs_mul_ok(rows, cols, &count))
 		return false;
-	if (a->v[kids[want - 1]].kind == PV_NULL) {
+	if (a->v[kids[want - 1]].kind == PLEARN_V_NULL) {
 		if (count)
 			return false;
 		set_tokens(t, 0, 1, 1);
@@ -173,7 +173,7 @@ static bool explicit_of(const struct build *bd, uint32_t i, struct tdesc *t)
 	if (rows <= 1)
 		mod = cols;
 	if (s.binary) {
-		unsigned es = s.code == 0x30 ? 1 : pl_bin_size(s.code);
+		unsigned es = s.code == 0x30 ? 1 : plearn_bin_size(s.code);
 		set_binary(t, s.code, s.base + off * es, cols, mod);
 	} else {
 		set_tokens(t, s.base + off, cols, mod);
@@ -183,36 +183,36 @@ static bool explicit_of(const struct build *bd, uint32_t i, struct tdesc *t)
 
 static bool tensor_of(const struct build *bd, uint32_t i, struct tdesc *t)
 {
-	const struct pl_ast *a = bd->a;
+	const struct plearn_ast *a = bd->a;
 	i = unwrap(a, i);
-	const struct pl_val *v = &a->v[i];
+	const struct plearn_val *v = &a->v[i];
 	uint64_t count;
 	switch (v->kind) {
-	case PV_STORAGE:
-		if (v->first == PL_NIL || a->v[v->first].next != PL_NIL ||
-		    a->v[v->first].kind == PV_STORAGE)
+	case PLEARN_V_STORAGE:
+		if (v->first == PLEARN_NIL || a->v[v->first].next != PLEARN_NIL ||
+		    a->v[v->first].kind == PLEARN_V_STORAGE)
 			return false;
 		return tensor_of(bd, v->first, t);
-	case PV_SEQ:
-		if (!(v->flags & PVF_NUMERIC) || (v->a != PL_NOLEN && v->a != v->d))
+	case PLEARN_V_SEQ:
+		if (!(v->flags & PLEARN_VF_NUMERIC) || (v->a != PLEARN_NOLEN && v->a != v->d))
 			return false;
 		t->ndim = 1;
 		t->dims[0] = v->d;
 		set_tokens(t, v->c, v->d, v->d);
 		return true;
-	case PV_MAT:
-		if (!(v->flags & PVF_NUMERIC) || !mfs_mul_ok(v->a, v->b, &count) || count != v->d)
+	case PLEARN_V_MAT:
+		if (!(v->flags & PLEARN_VF_NUMERIC) || !mfs_mul_ok(v->a, v->b, &count) || count != v->d)
 			return false;
 		t->ndim = 2;
 		t->dims[0] = v->a;
 		t->dims[1] = v->b;
 		set_tokens(t, v->c, v->b, v->b);
 		return true;
-	case PV_BSEQ:
-	case PV_BMAT: {
-		if (!pl_bin_size(v->code) && v->code != 0x30)
+	case PLEARN_V_BSEQ:
+	case PLEARN_V_BMAT: {
+		if (!plearn_bin_size(v->code) && v->code != 0x30)
 			return false;
-		bool mat = v->kind == PV_BMAT;
+		bool mat = v->kind == PLEARN_V_BMAT;
 		t->ndim = mat ? 2 : 1;
 		t->dims[0] = v->a;
 		t->dims[1] = v->b;
@@ -220,64 +220,64 @@ static bool tensor_of(const struct build *bd, uint32_t i, struct tdesc *t)
 		set_binary(t, v->code, v->c, cols, cols);
 		return true;
 	}
-	case PV_TVEC:
-	case PV_TMAT:
+	case PLEARN_V_TVEC:
+	case PLEARN_V_TMAT:
 		return explicit_of(bd, i, t);
 	default:
 		return false;
 	}
 }
 
-static enum pl_show show_of(struct build *bd, uint32_t i);
+static enum plearn_show show_of(struct build *bd, uint32_t i);
 
 /* A vector of objects or of matrices: shown as 0/ 1/ ... */
 static bool seqdir(struct build *bd, uint32_t i)
 {
-	struct pl_ast *a = bd->a;
-	const struct pl_val *v = &a->v[i];
-	if (!((v->kind == PV_SEQ && !(v->flags & PVF_NUMERIC)) ||
-	      (v->kind == PV_BSEQ && v->code == 0xFF)))
+	struct plearn_ast *a = bd->a;
+	const struct plearn_val *v = &a->v[i];
+	if (!((v->kind == PLEARN_V_SEQ && !(v->flags & PLEARN_VF_NUMERIC)) ||
+	      (v->kind == PLEARN_V_BSEQ && v->code == 0xFF)))
 		return false;
 	uint64_t n = 0, real = 0;
-	for (uint32_t k = v->first; k != PL_NIL; k = a->v[k].next) {
-		enum pl_show s = show_of(bd, k);
+	for (uint32_t k = v->first; k != PLEARN_NIL; k = a->v[k].next) {
+		enum plearn_show s = show_of(bd, k);
 		n++;
 		if (s == SH_OBJ || s == SH_TENSOR || s == SH_LINK)
 			real++;
-		else if (a->v[k].kind != PV_NULL)
+		else if (a->v[k].kind != PLEARN_V_NULL)
 			return false;
 	}
 	v = &a->v[i];
-	if (v->kind == PV_SEQ && v->a != PL_NOLEN && v->a != n)
+	if (v->kind == PLEARN_V_SEQ && v->a != PLEARN_NOLEN && v->a != n)
 		return false;
 	return real > 0;
 }
 
-static enum pl_show show_of(struct build *bd, uint32_t i)
+static enum plearn_show show_of(struct build *bd, uint32_t i)
 {
-	struct pl_ast *a = bd->a;
+	struct plearn_ast *a = bd->a;
 	if (a->v[i].show)
-		return (enum pl_show)a->v[i].show;
-	enum pl_show s = SH_TEXT;
+		return (enum plearn_show)a->v[i].show;
+	enum plearn_show s = SH_TEXT;
 	uint32_t in = unwrap(a, i);
 	struct tdesc t;
 	switch (a->v[in].kind) {
-	case PV_OBJ:
+	case PLEARN_V_OBJ:
 		s = SH_OBJ;
 		break;
-	case PV_REF:
+	case PLEARN_V_REF:
 		s = in == i ? SH_LINK : SH_TEXT;
 		break;
-	case PV_BNUM:
+	case PLEARN_V_BNUM:
 		s = in == i ? SH_BNUM : SH_TEXT;
 		break;
-	case PV_SEQ:
-	case PV_MAT:
-	case PV_BSEQ:
-	case PV_BMAT:
-	case PV_TVEC:
-	case PV_TMAT:
-	case PV_STORAGE:
+	case PLEARN_V_SEQ:
+	case PLEARN_V_MAT:
+	case PLEARN_V_BSEQ:
+	case PLEARN_V_BMAT:
+	case PLEARN_V_TVEC:
+	case PLEARN_V_TMAT:
+	case PLEARN_V_STORAGE:
 		if (tensor_of(bd, in, &t))
 			s = SH_TENSOR;
 		else if (seqdir(bd, in))
@@ -293,20 +293,20 @@ static enum pl_show show_of(struct build *bd, uint32_t i)
 /* Which pointer definitions get a node: those outside text values. */
 static void mark(struct build *bd, uint32_t i)
 {
-	struct pl_ast *a = bd->a;
-	enum pl_show s = show_of(bd, i);
-	for (uint32_t d = i; a->v[d].kind == PV_DEF; d = a->v[d].first) {
-		a->v[d].flags |= PVF_SHOWN;
-		if (a->v[d].first == PL_NIL)
+	struct plearn_ast *a = bd->a;
+	enum plearn_show s = show_of(bd, i);
+	for (uint32_t d = i; a->v[d].kind == PLEARN_V_DEF; d = a->v[d].first) {
+		a->v[d].flags |= PLEARN_VF_SHOWN;
+		if (a->v[d].first == PLEARN_NIL)
 			break;
 	}
 	uint32_t in = unwrap(a, i);
 	if (s == SH_OBJ) {
-		for (uint32_t o = a->v[in].first; o != PL_NIL; o = a->v[o].next)
-			if (a->v[o].first != PL_NIL)
+		for (uint32_t o = a->v[in].first; o != PLEARN_NIL; o = a->v[o].next)
+			if (a->v[o].first != PLEARN_NIL)
 				mark(bd, a->v[o].first);
 	} else if (s == SH_SEQDIR) {
-		for (uint32_t k = a->v[in].first; k != PL_NIL; k = a->v[k].next)
+		for (uint32_t k = a->v[in].first; k != PLEARN_NIL; k = a->v[k].next)
 			mark(bd, k);
 	}
 }
@@ -320,15 +320,15 @@ static mfs_id add_text(struct build *bd, mfs_id parent, const char *name, size_t
 	if (code) {
 		/* A binary scalar shows as its number. */
 		uint8_t le[8] = {0};
-		unsigned sz = pl_bin_size(code);
+		unsigned sz = plearn_bin_size(code);
 		memcpy(le, bd->b + off + 1, sz);
-		if (pl_bin_be(code))
+		if (plearn_bin_be(code))
 			mfs_swap_elems(le, 1, sz);
-		clen = mfs_fmt_elem(buf, pl_bin_dtype(code), le);
+		clen = mfs_fmt_elem(buf, plearn_bin_dtype(code), le);
 		content = buf;
 	}
 	mfs_id id = mfs_add_text(bd->m, parent, name, nl, content, clen, MFS_NF_WRITABLE);
-	uint64_t tag = pl_add_text(bd->pm, &(struct pl_text){.off = off, .len = len, .code = code});
+	uint64_t tag = plearn_add_text(bd->pm, &(struct plearn_text){.off = off, .len = len, .code = code});
 	if (!tag)
 		bd->fail = ENOMEM;
 	mfs_set_tag(bd->m, id, tag);
@@ -346,13 +346,13 @@ static mfs_id add_tensor(struct build *bd, mfs_id parent, const char *name, size
 	t.ndim = d.ndim;
 	t.dims = d.dims;
 	t.flags = MFS_TF_WRITABLE;
-	if (d.pt.kind == PT_RAW) {
+	if (d.pt.kind == PLEARN_T_RAW) {
 		t.off = d.pt.base;
 		t.swap = d.pt.be ? d.pt.esize : 0;
 	} else {
-		t.ops = &pl_tensor_ops;
+		t.ops = &plearn_tensor_ops;
 	}
-	t.tag = pl_add_tens(bd->pm, &d.pt);
+	t.tag = plearn_add_tens(bd->pm, &d.pt);
 	if (!t.tag) {
 		bd->fail = ENOMEM;
 		return MFS_NONE;
@@ -362,14 +362,14 @@ static mfs_id add_tensor(struct build *bd, mfs_id parent, const char *name, size
 	return mfs_add_tensor(bd->m, parent, name, nl, &t);
 }
 
-static void fill(struct build *bd, mfs_id dir, uint32_t in, enum pl_show s);
+static void fill(struct build *bd, mfs_id dir, uint32_t in, enum plearn_show s);
 
 static mfs_id build(struct build *bd, mfs_id parent, const char *name, size_t nl, uint32_t i)
 {
-	struct pl_ast *a = bd->a;
-	enum pl_show s = show_of(bd, i);
+	struct plearn_ast *a = bd->a;
+	enum plearn_show s = show_of(bd, i);
 	uint32_t in = unwrap(a, i);
-	const struct pl_val *v = &a->v[i];
+	const struct plearn_val *v = &a->v[i];
 	mfs_id id = MFS_NONE;
 	switch (s) {
 	case SH_OBJ:
@@ -382,7 +382,7 @@ static mfs_id build(struct build *bd, mfs_id parent, const char *name, size_t nl
 		id = add_tensor(bd, parent, name, nl, in, false);
 		break;
 	case SH_LINK:
-		if (v->b != PL_NIL && (a->v[v->b].flags & PVF_SHOWN)) {
+		if (v->b != PLEARN_NIL && (a->v[v->b].flags & PLEARN_VF_SHOWN)) {
 			if (MFS_ARRAY_RESERVE(bd->links, bd->nlinks, bd->caplinks, 1, 32) < 0) {
 				bd->fail = ENOMEM;
 				return MFS_NONE;
@@ -400,48 +400,48 @@ static mfs_id build(struct build *bd, mfs_id parent, const char *name, size_t nl
 		id = add_text(bd, parent, name, nl, v->off, v->len, 0);
 		break;
 	}
-	for (uint32_t d = i; a->v[d].kind == PV_DEF; d = a->v[d].first) {
+	for (uint32_t d = i; a->v[d].kind == PLEARN_V_DEF; d = a->v[d].first) {
 		a->v[d].c = id;
-		if (a->v[d].first == PL_NIL)
+		if (a->v[d].first == PLEARN_NIL)
 			break;
 	}
 	return id;
 }
 
 /* The entries of an object directory, or of a 0/ 1/ ... directory. */
-static void fill(struct build *bd, mfs_id dir, uint32_t in, enum pl_show s)
+static void fill(struct build *bd, mfs_id dir, uint32_t in, enum plearn_show s)
 {
-	struct pl_ast *a = bd->a;
-	const struct pl_val *v = &a->v[in];
+	struct plearn_ast *a = bd->a;
+	const struct plearn_val *v = &a->v[in];
 	if (s == SH_OBJ) {
 		mfs_add_text(bd->m, dir, "class", 5, (const char *)bd->b + v->a, (size_t)v->b, 0);
-		for (uint32_t o = v->first; o != PL_NIL && !bd->fail; o = a->v[o].next) {
-			const struct pl_val *opt = &a->v[o];
-			if (opt->first != PL_NIL)
+		for (uint32_t o = v->first; o != PLEARN_NIL && !bd->fail; o = a->v[o].next) {
+			const struct plearn_val *opt = &a->v[o];
+			if (opt->first != PLEARN_NIL)
 				build(bd, dir, (const char *)bd->b + opt->a, (size_t)opt->b, opt->first);
 		}
 		return;
 	}
 	uint64_t k = 0;
-	for (uint32_t e = v->first; e != PL_NIL && !bd->fail; e = a->v[e].next) {
+	for (uint32_t e = v->first; e != PLEARN_NIL && !bd->fail; e = a->v[e].next) {
 		char nm[24];
 		int l = snprintf(nm, sizeof(nm), "%llu", (unsigned long long)k++);
 		build(bd, dir, nm, (size_t)l, e);
 	}
 }
 
-int pl_psave_open(struct mfs_model *m, struct pl_model *pm, struct mfs_err *err)
+int plearn_psave_open(struct mfs_model *m, struct plearn_model *pm, struct mfs_err *err)
 {
-	struct pl_ast a = {0};
-	int r = pl_parse(&a, m->base, m->size, PL_FILE, err);
+	struct plearn_ast a = {0};
+	int r = plearn_parse(&a, m->base, m->size, PLEARN_FILE, err);
 	if (r < 0) {
-		pl_ast_free(&a);
+		plearn_ast_free(&a);
 		return r;
 	}
 	struct build bd = {m, pm, &a, m->base, m->size, NULL, 0, 0, 0};
 	uint32_t root = a.root;
 	mark(&bd, root);
-	enum pl_show s = show_of(&bd, root);
+	enum plearn_show s = show_of(&bd, root);
 	uint32_t in = unwrap(&a, root);
 	if (s == SH_OBJ || s == SH_SEQDIR)
 		fill(&bd, MFS_ROOT, in, s);
@@ -454,7 +454,7 @@ int pl_psave_open(struct mfs_model *m, struct pl_model *pm, struct mfs_err *err)
 			pm->texts[tag - 1].top = true;
 	}
 	if (s == SH_OBJ || s == SH_SEQDIR || s == SH_TENSOR)
-		for (uint32_t d = root; a.v[d].kind == PV_DEF && a.v[d].first != PL_NIL; d = a.v[d].first)
+		for (uint32_t d = root; a.v[d].kind == PLEARN_V_DEF && a.v[d].first != PLEARN_NIL; d = a.v[d].first)
 			a.v[d].c = MFS_ROOT;
 	mfs_add_textf(m, MFS_ROOT, "encoding", 0, "%s", a.binary ? "binary" : "ascii");
 	for (size_t k = 0; k < bd.nlinks; k++)
@@ -463,16 +463,16 @@ int pl_psave_open(struct mfs_model *m, struct pl_model *pm, struct mfs_err *err)
 	free(bd.links);
 
 	/* The tensors' tokens first: they are what edits write. */
-	pm->style = pl_style_detect(m->base, m->size, a.num, a.nnum);
+	pm->style = plearn_style_detect(m->base, m->size, a.num, a.nnum);
 	for (uint32_t i = 0; !pm->style && i < a.nv; i++)
-		if (a.v[i].kind == PV_NUM)
-			pm->style = pl_style_detect(m->base, m->size, &a.v[i].off, 1);
+		if (a.v[i].kind == PLEARN_V_NUM)
+			pm->style = plearn_style_detect(m->base, m->size, &a.v[i].off, 1);
 	if (!pm->style)
 		pm->style = 18;
 	pm->num = a.num;
 	pm->nnum = a.nnum;
 	a.num = NULL;
-	pl_ast_free(&a);
+	plearn_ast_free(&a);
 	if (bd.fail)
 		return mfs_error(err, bd.fail, "out of memory");
 	return 0;

@@ -1,4 +1,4 @@
-/* Reading primitiv's MessagePack stream (private to primitiv.c): a cursor
+/* Reading primitiv's MessagePack stream (private to the primitiv codec): a cursor
  * that reads one msgpack header at a time and checks every declared length
  * against the bytes left before anyone uses it. Payloads are never copied or
  * decoded here: strings and bins come back as (offset, length) in the source.
@@ -12,19 +12,19 @@
 #include "bytes.h"
 #include "error.h"
 
-struct pv_cur {
+struct primitiv_cur {
 	const uint8_t *base;    /* the source bytes */
 	uint64_t pos, end;      /* next byte to read; end of the source */
 	struct mfs_err *err;
 };
 
-static inline uint64_t pv_left(const struct pv_cur *c)
+static inline uint64_t primitiv_left(const struct primitiv_cur *c)
 {
 	return c->end - c->pos;
 }
 
 /* A short name of the msgpack type a byte starts, for error messages. */
-static inline const char *pv_type_name(uint8_t b)
+static inline const char *primitiv_type_name(uint8_t b)
 {
 	if (b <= 0x7f)
 		return "positive fixint";
@@ -46,22 +46,22 @@ static inline const char *pv_type_name(uint8_t b)
 	return names[b - 0xc0];
 }
 
-static inline int pv_short(struct pv_cur *c, uint64_t at, const char *what, uint64_t need)
+static inline int primitiv_short(struct primitiv_cur *c, uint64_t at, const char *what, uint64_t need)
 {
 	return mfs_error(c->err, EINVAL, "%s at byte %llu: needs %llu bytes, %llu left", what,
 			 (unsigned long long)at, (unsigned long long)need,
 			 (unsigned long long)(c->end - at));
 }
 
-static inline int pv_wrong(struct pv_cur *c, uint64_t at, const char *what, const char *expect)
+static inline int primitiv_wrong(struct primitiv_cur *c, uint64_t at, const char *what, const char *expect)
 {
 	uint8_t b = c->base[at];
 	return mfs_error(c->err, EINVAL, "%s at byte %llu: expected %s, found %s (0x%02x)", what,
-			 (unsigned long long)at, expect, pv_type_name(b), b);
+			 (unsigned long long)at, expect, primitiv_type_name(b), b);
 }
 
 /* Big-endian unsigned integer of n (1, 2, 4 or 8) bytes at p. */
-static inline uint64_t pv_be(const uint8_t *p, unsigned n)
+static inline uint64_t primitiv_be(const uint8_t *p, unsigned n)
 {
 	switch (n) {
 	case 1: return p[0];
@@ -73,11 +73,11 @@ static inline uint64_t pv_be(const uint8_t *p, unsigned n)
 
 /* An unsigned integer that fits in 32 bits. primitiv writes every one as
  * uint32 (0xce); any msgpack integer form is accepted here. */
-static inline int pv_uint32(struct pv_cur *c, const char *what, uint32_t *v)
+static inline int primitiv_uint32(struct primitiv_cur *c, const char *what, uint32_t *v)
 {
 	uint64_t at = c->pos;
-	if (pv_left(c) < 1)
-		return pv_short(c, at, what, 1);
+	if (primitiv_left(c) < 1)
+		return primitiv_short(c, at, what, 1);
 	uint8_t b = c->base[at];
 	if (b <= 0x7f) {
 		*v = b;
@@ -96,11 +96,11 @@ static inline int pv_uint32(struct pv_cur *c, const char *what, uint32_t *v)
 	case 0xd2: n = 4; is_signed = true; break;
 	case 0xd3: n = 8; is_signed = true; break;
 	default:
-		return pv_wrong(c, at, what, "an unsigned integer");
+		return primitiv_wrong(c, at, what, "an unsigned integer");
 	}
-	if (pv_left(c) < 1 + (uint64_t)n)
-		return pv_short(c, at, what, 1 + (uint64_t)n);
-	uint64_t x = pv_be(c->base + at + 1, n);
+	if (primitiv_left(c) < 1 + (uint64_t)n)
+		return primitiv_short(c, at, what, 1 + (uint64_t)n);
+	uint64_t x = primitiv_be(c->base + at + 1, n);
 	if (is_signed && (x >> (8 * n - 1)) & 1) {
 		int64_t neg = (int64_t)(x | (n < 8 ? ~0ull << (8 * n) : 0));
 		return mfs_error(c->err, EINVAL, "%s at byte %llu: expected an unsigned 32-bit "
@@ -118,18 +118,18 @@ static inline int pv_uint32(struct pv_cur *c, const char *what, uint32_t *v)
 /* A length-prefixed header: fix forms carry the length in the type byte
  * (fixmask bits of it, for type bytes in [fixlo, fixhi]), the others in a
  * field of 1, 2 or 4 bytes after it (codes c1, c2, c4; 0 = no such form). */
-struct pv_lenform {
+struct primitiv_lenform {
 	uint8_t fixlo, fixhi, fixmask;
 	uint8_t c1, c2, c4;
 	const char *name;
 };
 
-static inline int pv_len(struct pv_cur *c, const char *what, const struct pv_lenform *f,
-			 uint64_t *len)
+static inline int primitiv_len(struct primitiv_cur *c, const char *what, const struct primitiv_lenform *f,
+			       uint64_t *len)
 {
 	uint64_t at = c->pos;
-	if (pv_left(c) < 1)
-		return pv_short(c, at, what, 1);
+	if (primitiv_left(c) < 1)
+		return primitiv_short(c, at, what, 1);
 	uint8_t b = c->base[at];
 	unsigned n;
 	if (b >= f->fixlo && b <= f->fixhi && f->fixmask) {
@@ -144,84 +144,84 @@ static inline int pv_len(struct pv_cur *c, const char *what, const struct pv_len
 	else if (b == f->c4)
 		n = 4;
 	else
-		return pv_wrong(c, at, what, f->name);
-	if (pv_left(c) < 1 + (uint64_t)n)
-		return pv_short(c, at, what, 1 + (uint64_t)n);
-	*len = pv_be(c->base + at + 1, n);
+		return primitiv_wrong(c, at, what, f->name);
+	if (primitiv_left(c) < 1 + (uint64_t)n)
+		return primitiv_short(c, at, what, 1 + (uint64_t)n);
+	*len = primitiv_be(c->base + at + 1, n);
 	c->pos = at + 1 + n;
 	return 0;
 }
 
 /* An array header; every element takes at least one byte, so a count
  * larger than the bytes left is refused here. */
-static inline int pv_array(struct pv_cur *c, const char *what, uint64_t *n)
+static inline int primitiv_array(struct primitiv_cur *c, const char *what, uint64_t *n)
 {
-	static const struct pv_lenform f = {0x90, 0x9f, 0x0f, 0, 0xdc, 0xdd, "an array"};
+	static const struct primitiv_lenform f = {0x90, 0x9f, 0x0f, 0, 0xdc, 0xdd, "an array"};
 	uint64_t at = c->pos;
-	int r = pv_len(c, what, &f, n);
-	if (r == 0 && *n > pv_left(c))
+	int r = primitiv_len(c, what, &f, n);
+	if (r == 0 && *n > primitiv_left(c))
 		return mfs_error(c->err, EINVAL, "%s at byte %llu: %llu elements need at least "
 				 "%llu bytes, %llu left", what, (unsigned long long)at,
 				 (unsigned long long)*n, (unsigned long long)*n,
-				 (unsigned long long)pv_left(c));
+				 (unsigned long long)primitiv_left(c));
 	return r;
 }
 
 /* A map header; each entry takes at least two bytes. */
-static inline int pv_map(struct pv_cur *c, const char *what, uint64_t *n)
+static inline int primitiv_map(struct primitiv_cur *c, const char *what, uint64_t *n)
 {
-	static const struct pv_lenform f = {0x80, 0x8f, 0x0f, 0, 0xde, 0xdf, "a map"};
+	static const struct primitiv_lenform f = {0x80, 0x8f, 0x0f, 0, 0xde, 0xdf, "a map"};
 	uint64_t at = c->pos;
-	int r = pv_len(c, what, &f, n);
-	if (r == 0 && *n > pv_left(c) / 2)
+	int r = primitiv_len(c, what, &f, n);
+	if (r == 0 && *n > primitiv_left(c) / 2)
 		return mfs_error(c->err, EINVAL, "%s at byte %llu: %llu entries need at least "
 				 "%llu bytes, %llu left", what, (unsigned long long)at,
 				 (unsigned long long)*n, (unsigned long long)*n * 2,
-				 (unsigned long long)pv_left(c));
+				 (unsigned long long)primitiv_left(c));
 	return r;
 }
 
 /* Skip a payload of len bytes that a header just declared. */
-static inline int pv_payload(struct pv_cur *c, uint64_t at, const char *what, uint64_t len,
-			     uint64_t *off)
+static inline int primitiv_payload(struct primitiv_cur *c, uint64_t at, const char *what, uint64_t len,
+				   uint64_t *off)
 {
-	if (len > pv_left(c))
+	if (len > primitiv_left(c))
 		return mfs_error(c->err, EINVAL, "%s at byte %llu: declares %llu bytes, %llu left",
 				 what, (unsigned long long)at, (unsigned long long)len,
-				 (unsigned long long)pv_left(c));
+				 (unsigned long long)primitiv_left(c));
 	*off = c->pos;
 	c->pos += len;
 	return 0;
 }
 
 /* A string: its bytes are [*off, *off + *len) of the source. */
-static inline int pv_str(struct pv_cur *c, const char *what, uint64_t *off, uint64_t *len)
+static inline int primitiv_str(struct primitiv_cur *c, const char *what, uint64_t *off, uint64_t *len)
 {
-	static const struct pv_lenform f = {0xa0, 0xbf, 0x1f, 0xd9, 0xda, 0xdb, "a string"};
+	static const struct primitiv_lenform f = {0xa0, 0xbf, 0x1f, 0xd9, 0xda, 0xdb, "a string"};
 	uint64_t at = c->pos;
-	int r = pv_len(c, what, &f, len);
-	return r < 0 ? r : pv_payload(c, at, what, *len, off);
+	int r = primitiv_len(c, what, &f, len);
+	return r < 0 ? r : primitiv_payload(c, at, what, *len, off);
 }
 
 /* A bin: its payload is [*off, *off + *len) of the source. */
-static inline int pv_bin(struct pv_cur *c, const char *what, uint64_t *off, uint64_t *len)
+static inline int primitiv_bin(struct primitiv_cur *c, const char *what, uint64_t *off, uint64_t *len)
 {
-	static const struct pv_lenform f = {0, 0, 0, 0xc4, 0xc5, 0xc6, "a bin"};
+	static const struct primitiv_lenform f = {0, 0, 0, 0xc4, 0xc5, 0xc6, "a bin"};
 	uint64_t at = c->pos;
-	int r = pv_len(c, what, &f, len);
-	return r < 0 ? r : pv_payload(c, at, what, *len, off);
+	int r = primitiv_len(c, what, &f, len);
+	return r < 0 ? r : primitiv_payload(c, at, what, *len, off);
 }
 
 /* A float32 (0xca, big-endian): the only float form primitiv reads. */
-static inline int pv_f32(struct pv_cur *c, const char *what, float *v)
+static inline int primitiv_f32(struct primitiv_cur *c, const char *what, float *v)
 {
 	uint64_t at = c->pos;
-	if (pv_left(c) < 1)
-		return pv_short(c, at, what, 1);
+	if (primitiv_left(c) < 1)
+		return primitiv_short(c, at, what, 1);
 	if (c->base[at] != 0xca)
-		return pv_wrong(c, at, what, "a float32");
-	if (pv_left(c) < 5)
-		return pv_short(c, at, what, 5);
+		return primitiv_wrong(c, at, what, "a float32");
+	if (primitiv_left(c) < 5)
+		return primitiv_short(c, at, what, 5);
 	uint32_t bits = mfs_be32(c->base + at + 1);
 	memcpy(v, &bits, 4);
 	c->pos = at + 5;

@@ -16,8 +16,8 @@ static void field_extent(const struct mfs_model *m, uint64_t off, uint64_t *data
 	uint32_t ndim = mfs_le32(m->base + off + 1);
 	uint64_t n = 1;
 	for (uint32_t k = 0; k < ndim; k++)
-		n *= mfs_le32(m->base + off + TSM_FIELD_HEAD + 4 * (uint64_t)k);
-	*data = off + TSM_FIELD_HEAD + 4 * (uint64_t)ndim;
+		n *= mfs_le32(m->base + off + TENNIS_FIELD_HEAD + 4 * (uint64_t)k);
+	*data = off + TENNIS_FIELD_HEAD + 4 * (uint64_t)ndim;
 	*nelem = n;
 }
 
@@ -26,14 +26,14 @@ static void field_extent(const struct mfs_model *m, uint64_t off, uint64_t *data
 static uint8_t *put_field(struct mfs_patch *p, uint64_t off, uint64_t end, unsigned code,
 			  uint32_t ndim, const uint64_t *dims, uint64_t bytes)
 {
-	uint64_t head = TSM_FIELD_HEAD + 4 * (uint64_t)ndim;
+	uint64_t head = TENNIS_FIELD_HEAD + 4 * (uint64_t)ndim;
 	uint8_t *d = mfs_patch_alloc(p, off, end - off, head + bytes);
 	if (!d)
 		return NULL;
 	d[0] = (uint8_t)code;
 	mfs_put_le32(d + 1, ndim);
 	for (uint32_t k = 0; k < ndim; k++)
-		mfs_put_le32(d + TSM_FIELD_HEAD + 4 * k, (uint32_t)dims[k]);
+		mfs_put_le32(d + TENNIS_FIELD_HEAD + 4 * k, (uint32_t)dims[k]);
 	return d + head;
 }
 
@@ -46,16 +46,16 @@ static int reshape(struct mfs_model *m, const struct mfs_tensor *t, const struct
 	uint64_t off = t->tag;
 	unsigned code = m->base[off];
 	if (e->dtype != t->dtype) {
-		int c = mfs_tennis_code(e->dtype);
+		int c = tennis_code(e->dtype);
 		if (!(t->flags & MFS_TF_RETYPE) || c < 0)
 			return mfs_error(err, EINVAL, "a TenniS %s tensor cannot become %s",
 					 t->tname ? t->tname : mfs_dtype_info(t->dtype)->name,
 					 mfs_dtype_info(e->dtype)->name);
 		code = (unsigned)c;
 	}
-	if (e->ndim > TSM_MAX_DIMS)
+	if (e->ndim > TENNIS_MAX_DIMS)
 		return mfs_error(err, EINVAL, "%u dimensions: at most %u are supported", e->ndim,
-				 TSM_MAX_DIMS);
+				 TENNIS_MAX_DIMS);
 	uint64_t nelem = 1, bytes;
 	for (uint32_t k = 0; k < e->ndim; k++) {
 		if (e->dims[k] > UINT32_MAX)
@@ -65,7 +65,7 @@ static int reshape(struct mfs_model *m, const struct mfs_tensor *t, const struct
 		if (!mfs_mul_ok(nelem, e->dims[k], &nelem))
 			return mfs_error(err, EINVAL, "the new shape overflows 64 bits");
 	}
-	unsigned esize = mfs_tennis_type(code)->size;
+	unsigned esize = tennis_type_of(code)->size;
 	if (!mfs_mul_ok(nelem, esize, &bytes) || bytes > SIZE_MAX / 2)
 		return mfs_error(err, EFBIG, "%llu elements are too many",
 				 (unsigned long long)nelem);
@@ -104,7 +104,7 @@ static int put_string(struct mfs_model *m, uint64_t off, const struct mfs_edit *
 		return mfs_error(err, EINVAL, "expected at most 4294967295 bytes (a TenniS string), got %zu",
 				 e->len);
 	uint64_t dim = e->len;
-	uint8_t *d = put_field(p, off, data + nelem, TSM_CHAR8, 1, &dim, e->len);
+	uint8_t *d = put_field(p, off, data + nelem, TENNIS_CHAR8, 1, &dim, e->len);
 	if (!d)
 		return mfs_error(err, ENOMEM, "out of memory");
 	memcpy(d, e->text, e->len);
@@ -146,25 +146,25 @@ static int edit_text(struct mfs_model *m, const struct mfs_edit *e, struct mfs_p
 	if (e->node >= m->nnodes)
 		return mfs_error(err, EINVAL, "internal error: no node %u", e->node);
 	uint64_t tag = m->nodes[e->node].tag;
-	switch (TSM_TAG_KIND(tag)) {
-	case TSM_TAG_FAKE:
+	switch (TENNIS_TAG_KIND(tag)) {
+	case TENNIS_TAG_FAKE:
 		return put_fake(e, p, err);
-	case TSM_TAG_RESERVED:
-		if (e->len != TSM_RESERVED_LEN)
+	case TENNIS_TAG_RESERVED:
+		if (e->len != TENNIS_RESERVED_LEN)
 			return mfs_error(err, EINVAL, "expected exactly %u bytes, got %zu (the size of this field cannot change)",
-					 TSM_RESERVED_LEN, e->len);
-		if (mfs_patch_put(p, TSM_RESERVED_OFF, TSM_RESERVED_LEN, e->text, e->len) < 0)
+					 TENNIS_RESERVED_LEN, e->len);
+		if (mfs_patch_put(p, TENNIS_RESERVED_OFF, TENNIS_RESERVED_LEN, e->text, e->len) < 0)
 			return mfs_error(err, ENOMEM, "out of memory");
 		return 0;
-	case TSM_TAG_STRING:
-		return put_string(m, TSM_TAG_OFF(tag), e, p, err);
+	case TENNIS_TAG_STRING:
+		return put_string(m, TENNIS_TAG_OFF(tag), e, p, err);
 	default:
 		return mfs_error(err, EACCES, "%s is read-only", m->nodes[e->node].name);
 	}
 }
 
-int mfs_tennis_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_patch *p,
-		    struct mfs_err *err)
+int tennis_edit(struct mfs_model *m, const struct mfs_edit *e, struct mfs_patch *p,
+		struct mfs_err *err)
 {
 	switch (e->kind) {
 	case MFS_E_TEXT:

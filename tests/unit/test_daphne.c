@@ -223,7 +223,7 @@ static void test_csr(void **state)
 	free(l);
 	twalk(m);
 	trewrite_all(m);
-	dbdf_reencode_all(m);
+	daphne_reencode_all(m);
 	tclose(m);
 	free(b);
 }
@@ -408,7 +408,7 @@ static void test_identity(void **state)
 		struct mfs_model *m = topen(corpus[i]);
 		twalk(m);
 		trewrite_all(m);
-		assert_true(dbdf_reencode_all(m) >= 1);
+		assert_true(daphne_reencode_all(m) >= 1);
 		tclose(m);
 	}
 	for (size_t i = 0; i < NBASES; i++) {
@@ -421,7 +421,7 @@ static void test_identity(void **state)
 			/* the big ones: each view written back once is enough */
 			if (m->size < 100000)
 				trewrite_all(m);
-			dbdf_reencode_all(m);
+			daphne_reencode_all(m);
 			tclose(m);
 		}
 	}

@@ -40,11 +40,11 @@ int dopen_fail(const void *buf, size_t len, const char *name, struct mfs_err *er
  * have no dense view, and the codec must refuse to read or edit it
  * densely; its entries are re-encoded. Returns the number of tensors
  * checked. */
-size_t dbdf_reencode_all(struct mfs_model *m);
+size_t daphne_reencode_all(struct mfs_model *m);
 /* new is old with only bytes [off, off + len) different (same size). */
-void dbdf_same_outside(const uint8_t *old, const uint8_t *new_, size_t size, size_t off,
-		       size_t len);
+void daphne_same_outside(const uint8_t *old, const uint8_t *new_, size_t size, size_t off,
+			 size_t len);
 /* Element i of a tensor's data.npy body, as a double. */
-double dbdf_npy_elem(struct mfs_model *m, const char *npy_path, uint64_t i);
+double daphne_npy_elem(struct mfs_model *m, const char *npy_path, uint64_t i);
 
 #endif

@@ -46,7 +46,7 @@ static void test_dense_values(void **state)
 	const char *txt = "0 1.5 -2.25 3\n0.1 2.5 -1e300 5e-324\n2.2250738585072014e-308 inf -inf nan\n";
 	assert_int_equal(twrite(m, "values.txt", txt, strlen(txt), &out, &outlen, &err), 0);
 	assert_int_equal(outlen, m->size);
-	dbdf_same_outside(m->base, out, outlen, 45 + 5 * 8, 8);
+	daphne_same_outside(m->base, out, outlen, 45 + 5 * 8, 8);
 	double v;
 	memcpy(&v, out + 45 + 40, 8);
 	assert_true(v == 2.5);
@@ -58,7 +58,7 @@ static void test_dense_values(void **state)
 	free(out);
 	/* the block's own view writes the same bytes */
 	assert_int_equal(twrite(m, "blocks/0/values.txt", txt, strlen(txt), &out, &outlen, &err), 0);
-	dbdf_same_outside(m->base, out, outlen, 45 + 5 * 8, 8);
+	daphne_same_outside(m->base, out, outlen, 45 + 5 * 8, 8);
 	free(out);
 	/* refused: wrong count, unparsable, out of range */
 	assert_int_equal(twrite(m, "values.txt", "1 2 3", 5, &out, &outlen, &err), -EINVAL);
@@ -79,7 +79,7 @@ static void test_dense_values(void **state)
 	int32_t x = 77;
 	memcpy(d + 8, &x, 4);
 	assert_int_equal(twrite(m, "data", d, len, &out, &outlen, &err), 0);
-	dbdf_same_outside(m->base, out, outlen, 45 + 8, 4);
+	daphne_same_outside(m->base, out, outlen, 45 + 8, 4);
 	free(out);
 	assert_int_equal(twrite(m, "data", d, len - 1, &out, &outlen, &err), -EINVAL);
 	free(d);
@@ -92,7 +92,7 @@ static void test_dense_values(void **state)
 	d = tread(m, "data.npy", &len);
 	d[len - 1] = 1;
 	assert_int_equal(twrite(m, "data.npy", d, len, &out, &outlen, &err), 0);
-	dbdf_same_outside(m->base, out, outlen, 56, 1);
+	daphne_same_outside(m->base, out, outlen, 56, 1);
 	assert_int_equal(out[56], 1);
 	free(out);
 	free(d);
@@ -145,7 +145,7 @@ static void test_reshape(void **state)
 	assert_string_equal(s, "{\"numCols\":4,\"numRows\":4,\"valueType\":\"f64\"}");
 	n = topen_mem(out, outlen, "x.dbdf", s, sl);
 	tcheck(n, "values.txt", "0 0.5 1 1.5\n2 2.5 3 3.5\n4 4.5 5 5.5\n6 6.5 7 7.5\n");
-	dbdf_reencode_all(n);
+	daphne_reencode_all(n);
 	tclose(n);
 	free(out);
 
@@ -271,7 +271,7 @@ static void test_csr_edits(void **state)
 	const uint64_t vals = 53 + 8 * 7 + 8 * 6;
 	const char *txt = "0 0 0 0 0\n7 0 0 0 -2\n0 0 3.25 0 0\n0 0 0 0 0\n0 4 0 5.5 6\n0 0 0 0 0\n";
 	assert_int_equal(twrite(m, "values.txt", txt, strlen(txt), &out, &outlen, &err), 0);
-	dbdf_same_outside(m->base, out, outlen, vals, 8);
+	daphne_same_outside(m->base, out, outlen, vals, 8);
 	double v;
 	memcpy(&v, out + vals, 8);
 	assert_true(v == 7);
@@ -284,17 +284,17 @@ static void test_csr_edits(void **state)
 	const char *mtx = "%%MatrixMarket matrix coordinate real general\n% edited\n6 5 6\n"
 			  "5 5 -1\n2 1 1.5\n2 5 -2\n3 3 3.25\n5 2 4\n5 4 5.5\n";
 	assert_int_equal(twrite(m, "matrix.mtx", mtx, strlen(mtx), &out, &outlen, &err), 0);
-	dbdf_same_outside(m->base, out, outlen, vals + 5 * 8, 8);
+	daphne_same_outside(m->base, out, outlen, vals + 5 * 8, 8);
 	memcpy(&v, out + vals + 40, 8);
 	assert_true(v == -1);
 	free(out);
 	assert_int_equal(twrite(m, "blocks/0/matrix.mtx", mtx, strlen(mtx), &out, &outlen, &err), 0);
-	dbdf_same_outside(m->base, out, outlen, vals + 5 * 8, 8);
+	daphne_same_outside(m->base, out, outlen, vals + 5 * 8, 8);
 	free(out);
 	/* a stored entry may become 0 (it stays stored) */
 	txt = "0 0 0 0 0\n0 0 0 0 -2\n0 0 3.25 0 0\n0 0 0 0 0\n0 4 0 5.5 6\n0 0 0 0 0\n";
 	assert_int_equal(twrite(m, "values.txt", txt, strlen(txt), &out, &outlen, &err), 0);
-	dbdf_same_outside(m->base, out, outlen, vals, 8);
+	daphne_same_outside(m->base, out, outlen, vals, 8);
 	free(out);
 	/* the sparsity pattern cannot change */
 	txt = "1 0 0 0 0\n1.5 0 0 0 -2\n0 0 3.25 0 0\n0 0 0 0 0\n0 4 0 5.5 6\n0 0 0 0 0\n";
@@ -308,7 +308,7 @@ static void test_csr_edits(void **state)
 	const uint64_t vals32 = 53 + 8 * 5 + 8 * 4;
 	txt = "0 7 0\n0 0 0\n-3 0 -9\n0 0 1\n";
 	assert_int_equal(twrite(m, "blocks/0/values.txt", txt, strlen(txt), &out, &outlen, &err), 0);
-	dbdf_same_outside(m->base, out, outlen, vals32 + 2 * 4, 4);
+	daphne_same_outside(m->base, out, outlen, vals32 + 2 * 4, 4);
 	free(out);
 	txt = "0 7 0\n0 0 0\n-3 0 3000000000\n0 0 1\n";
 	assert_int_equal(twrite(m, "values.txt", txt, strlen(txt), &out, &outlen, &err), -ERANGE);
@@ -325,7 +325,7 @@ static void test_frame_edits(void **state)
 	const char *txt = "1.5\n-2.25\n0.1\n42\n";
 	assert_int_equal(twrite(m, "columns/price/values.txt", txt, strlen(txt), &out, &outlen, &err),
 			 0);
-	dbdf_same_outside(m->base, out, outlen, 107 + 3 * 38, 8);
+	daphne_same_outside(m->base, out, outlen, 107 + 3 * 38, 8);
 	assert_null(side(&sl));
 	struct mfs_model *n = topen_mem(out, outlen, "f.dbdf", m->sidecar, m->sidecar_len);
 	tcheck(n, "columns/price/values.txt", txt);
@@ -347,14 +347,14 @@ static void test_frame_edits(void **state)
 	uint32_t id = 123456;
 	memcpy(d + 4, &id, 4);
 	assert_int_equal(twrite(m, "columns/id/data", d, len, &out, &outlen, &err), 0);
-	dbdf_same_outside(m->base, out, outlen, 107 + 38 + 25, 4);
+	daphne_same_outside(m->base, out, outlen, 107 + 38 + 25, 4);
 	free(out);
 	free(d);
 	/* data.npy of a column */
 	d = tread(m, "columns/t/data.npy", &len);
 	d[len - 1] = 0;
 	assert_int_equal(twrite(m, "columns/t/data.npy", d, len, &out, &outlen, &err), 0);
-	dbdf_same_outside(m->base, out, outlen, 107 + 3 * 38 + 29, 1);
+	daphne_same_outside(m->base, out, outlen, 107 + 3 * 38 + 29, 1);
 	free(out);
 	free(d);
 	/* refused */
@@ -399,7 +399,7 @@ static void test_partial_data(void **state)
 	char *d = tread(m, "data", &len);
 	d[40] = 0x55;  /* one byte of element 5 */
 	uint8_t *out = partial(m, "data", d, len, 40, 1, &outlen);
-	dbdf_same_outside(m->base, out, outlen, 45 + 40, 1);
+	daphne_same_outside(m->base, out, outlen, 45 + 40, 1);
 	assert_int_equal(out[85], 0x55);
 	free(out);
 	free(d);
@@ -410,7 +410,7 @@ static void test_partial_data(void **state)
 	d[9] = 1;
 	d[10] = 2;
 	out = partial(m, "columns/count/data", d, len, 9, 2, &outlen);
-	dbdf_same_outside(m->base, out, outlen, 107 + 38 + 8 + 1, 2);
+	daphne_same_outside(m->base, out, outlen, 107 + 38 + 8 + 1, 2);
 	free(out);
 	free(d);
 	tclose(m);

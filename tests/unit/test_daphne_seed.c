@@ -122,7 +122,7 @@ static void test_value_types_dense(void **state)
 		free(l);
 		twalk(m);
 		trewrite_all(m);
-		dbdf_reencode_all(m);
+		daphne_reencode_all(m);
 		/* a value, then a new shape, in the spec's layout */
 		struct mfs_err err = {0};
 		uint8_t *out;
@@ -130,7 +130,7 @@ static void test_value_types_dense(void **state)
 		char txt[128];
 		snprintf(txt, sizeof(txt), "1%s", strchr(vts[i].text, ' '));
 		assert_int_equal(twrite(m, "values.txt", txt, strlen(txt), &out, &outlen, &err), 0);
-		dbdf_same_outside(d.b, out, d.n, 45, db_spec_size(vts[i].vt));
+		daphne_same_outside(d.b, out, d.n, 45, db_spec_size(vts[i].vt));
 		free(out);
 		char *npy = tread(m, "data.npy", &len);
 		memcpy(strstr(npy + 10, "(2, 3)"), "(3, 2)", 6);
@@ -181,7 +181,7 @@ static void test_value_types_sparse(void **state)
 		tcheck(m, "blocks/0/values.txt", want);
 		twalk(m);
 		trewrite_all(m);
-		dbdf_reencode_all(m);
+		daphne_reencode_all(m);
 		/* the second entry through matrix.mtx */
 		snprintf(mtx, sizeof(mtx), "%%%%MatrixMarket matrix coordinate %s general\n3 3 3\n"
 			 "1 2 %s\n3 1 2\n3 3 %s\n", vt >= 9 ? "real" : "integer", t1, t3);
@@ -191,7 +191,7 @@ static void test_value_types_sparse(void **state)
 		int r = twrite(m, "matrix.mtx", mtx, strlen(mtx), &out, &outlen, &err);
 		assert_true(r == 0 || (r == 1 && strcmp(t2, "2") == 0));
 		if (r == 0) {
-			dbdf_same_outside(d.b, out, d.n, voff[1], db_spec_size(vt));
+			daphne_same_outside(d.b, out, d.n, voff[1], db_spec_size(vt));
 			free(out);
 		}
 		tclose(m);
@@ -212,7 +212,7 @@ static void test_value_types_sparse(void **state)
 		tcheck(m, "matrix.mtx", mtx);
 		twalk(m);
 		trewrite_all(m);
-		dbdf_reencode_all(m);
+		daphne_reencode_all(m);
 		tclose(m);
 		tmutate_mem(d.b, d.n, "o.dbdf", 100);
 		free(d.b);
@@ -233,11 +233,11 @@ static void test_value_types_sparse(void **state)
 		r = twrite(m, "values.txt", want, strlen(want), &out, &outlen, &err);
 		assert_int_equal(r, strcmp(t1, "0") == 0 ? 1 : 0);
 		if (r == 0) {
-			dbdf_same_outside(d.b, out, d.n, voff[1], db_spec_size(vt));
+			daphne_same_outside(d.b, out, d.n, voff[1], db_spec_size(vt));
 			free(out);
 		}
 		twalk(m);
-		dbdf_reencode_all(m);
+		daphne_reencode_all(m);
 		tclose(m);
 		tmutate_mem(d.b, d.n, "o1.dbdf", 100);
 		free(d.b);
@@ -320,7 +320,7 @@ static void test_multi_block(void **state)
 	assert_false(m->nodes[tnode(m, "blocks/4/values.txt")].flags & MFS_NF_WRITABLE);
 	twalk(m);
 	trewrite_all(m);
-	dbdf_reencode_all(m);
+	daphne_reencode_all(m);
 
 	/* one value in each kind of block, through the whole matrix */
 	struct mfs_err err = {0};
@@ -350,7 +350,7 @@ static void test_multi_block(void **state)
 	/* the blocks' own views */
 	txt = "17 0\n0 -16\n0 0\n";
 	assert_int_equal(twrite(m, "blocks/2/values.txt", txt, strlen(txt), &out, &outlen, &err), 0);
-	dbdf_same_outside(d.b, out, d.n, off[2], 8);
+	daphne_same_outside(d.b, out, d.n, off[2], 8);
 	free(out);
 	tclose(m);
 	tmutate_mem(d.b, d.n, "multi.dbdf", 300);
@@ -373,11 +373,11 @@ static void test_multi_block(void **state)
 			  "1 1 1\n1 2 2\n1 3 3\n1 4 4\n1 5 5\n1 6 6\n2 1 7\n2 2 8\n2 3 9\n2 4 10\n"
 			  "2 5 11\n2 6 12\n3 2 13\n5 1 14\n5 3 15\n4 5 16\n3 4 -17\n5 6 18\n";
 	assert_int_equal(twrite(m, "matrix.mtx", mtx, strlen(mtx), &out, &outlen, &err), 0);
-	dbdf_same_outside(d.b, out, d.n, off[2] + 16, 8);
+	daphne_same_outside(d.b, out, d.n, off[2] + 16, 8);
 	free(out);
 	twalk(m);
 	trewrite_all(m);
-	dbdf_reencode_all(m);
+	daphne_reencode_all(m);
 	tclose(m);
 	tmutate_mem(d.b, d.n, "multi.dbdf", 300);
 	free(d.b);
@@ -441,7 +441,7 @@ static void test_block_types(void **state)
 	assert_int_equal(twrite(m, "values.txt", "7 254.5 -3 1000", 15, &out, &outlen, &err), -ERANGE);
 	twalk(m);
 	trewrite_all(m);
-	dbdf_reencode_all(m);
+	daphne_reencode_all(m);
 	tclose(m);
 	tmutate_mem(d.b, d.n, "t.dbdf", 200);
 	free(d.b);
@@ -512,12 +512,12 @@ static void test_frame(void **state)
 	tcheck(m, "blocks/3/type", "csr\n");
 	twalk(m);
 	trewrite_all(m);
-	dbdf_reencode_all(m);
+	daphne_reencode_all(m);
 	struct mfs_err err = {0};
 	uint8_t *out;
 	size_t outlen;
 	assert_int_equal(twrite(m, "columns/bb/values.txt", "-1\n-2\n0\n-5\n", 11, &out, &outlen, &err), 0);
-	dbdf_same_outside(d.b, out, d.n, coo, 4);
+	daphne_same_outside(d.b, out, d.n, coo, 4);
 	assert_int_equal((int32_t)mfs_le32(out + coo), -5);
 	free(out);
 	assert_int_equal(twrite(m, "columns/bb/values.txt", "-1\n-2\n7\n-4\n", 11, &out, &outlen, &err),
@@ -581,7 +581,7 @@ static void test_daphne01(void **state)
 				"1 2 7\n3 1 -3\n3 3 9\n4 3 1\n");
 	twalk(m);
 	trewrite_all(m);
-	dbdf_reencode_all(m);
+	daphne_reencode_all(m);
 	struct mfs_err err = {0};
 	uint8_t *out;
 	size_t outlen;
@@ -589,7 +589,7 @@ static void test_daphne01(void **state)
 	assert_int_equal(twrite(m, "values.txt", txt, strlen(txt), &out, &outlen, &err), 0);
 	/* row 2's second entry: after 3 counts and 2 entries, and its column */
 	size_t at = 53 + 3 * 8 + 2 * 12 + 8;
-	dbdf_same_outside(d.b, out, d.n, at, 4);
+	daphne_same_outside(d.b, out, d.n, at, 4);
 	assert_int_equal(mfs_le32(out + at), 10);
 	free(out);
 	tclose(m);
@@ -629,7 +629,7 @@ static void test_daphne01(void **state)
 	tcheck(m, "dialect", "daphne-0.1\n");
 	tcheck(m, "values.txt", "0 0 -1\n0 0 0\n0 0.5 0\n");
 	tcheck(m, "blocks/0/type", "coo\n");
-	dbdf_reencode_all(m);
+	daphne_reencode_all(m);
 	tclose(m);
 	tmutate_mem(d.b, d.n, "coo.dbdf", 200);
 	free(d.b);
@@ -641,7 +641,7 @@ static void test_daphne01(void **state)
  * row 0 column 7 = 1.5, row 1 (or 2) last column = -2, last row column 0 = 3. */
 static const double hyper_v[3] = {1.5, -2, 3};
 
-/* A sparse matrix (one block) beyond DBDF_DENSE_FLOOR: shape, dtype and
+/* A sparse matrix (one block) beyond DAPHNE_DENSE_FLOOR: shape, dtype and
  * matrix.mtx (1-based, file order) only, for the matrix and its block;
  * edited through matrix.mtx (the value of entry 1 becomes 0.25, at `at`),
  * and the result re-opens the same way. */
@@ -670,12 +670,12 @@ static void check_hyper(const struct db *d, const char *dialect, const char *sha
 	assert_true(m->nodes[tnode(m, "blocks/0/matrix.mtx")].flags & MFS_NF_WRITABLE);
 	twalk(m);
 	trewrite_all(m);
-	dbdf_reencode_all(m);
+	daphne_reencode_all(m);
 	struct mfs_err err = {0};
 	uint8_t *out;
 	size_t outlen;
 	assert_int_equal(twrite(m, "matrix.mtx", edited, strlen(edited), &out, &outlen, &err), 0);
-	dbdf_same_outside(d->b, out, d->n, at, 8);
+	daphne_same_outside(d->b, out, d->n, at, 8);
 	double v;
 	memcpy(&v, out + at, 8);
 	assert_true(v == 0.25);
@@ -684,7 +684,7 @@ static void check_hyper(const struct db *d, const char *dialect, const char *sha
 	l = tlist(n, "");
 	assert_string_equal(l, "shape dtype matrix.mtx header dialect blocks");
 	free(l);
-	dbdf_reencode_all(n);
+	daphne_reencode_all(n);
 	tclose(n);
 	free(out);
 	/* the same through the block's own matrix.mtx */
@@ -696,7 +696,7 @@ static void check_hyper(const struct db *d, const char *dialect, const char *sha
 	free(bm);
 	assert_int_equal(twrite(m, "blocks/0/matrix.mtx", bedit, strlen(bedit), &out, &outlen, &err),
 			 0);
-	dbdf_same_outside(d->b, out, d->n, at, 8);
+	daphne_same_outside(d->b, out, d->n, at, 8);
 	free(out);
 	tclose(m);
 	tmutate_mem(d->b, d->n, "hyper.dbdf", 300);
@@ -824,7 +824,7 @@ static void test_hyper_sparse(void **state)
 	assert_false(m->nodes[tnode(m, "blocks/2/matrix.mtx")].flags & MFS_NF_WRITABLE);
 	twalk(m);
 	trewrite_all(m);
-	dbdf_reencode_all(m);
+	daphne_reencode_all(m);
 	const char *mx = "%%MatrixMarket matrix coordinate real general\n1099511627776 1048576 3\n"
 			 "1 1 4\n1 2 -5\n554050781183 1048576 0.5\n";
 	assert_int_equal(twrite(m, "matrix.mtx", mx, strlen(mx), &out, &outlen, &err), 0);
@@ -838,7 +838,7 @@ static void test_hyper_sparse(void **state)
 	assert_true(v == 0.5);
 	free(out);
 	assert_int_equal(twrite(m, "blocks/0/values.txt", "4 9\n", 4, &out, &outlen, &err), 0);
-	dbdf_same_outside(d.b, out, d.n, doff + 8, 8);
+	daphne_same_outside(d.b, out, d.n, doff + 8, 8);
 	free(out);
 	tclose(m);
 	tmutate_mem(d.b, d.n, "mixed.dbdf", 300);
@@ -996,7 +996,7 @@ static void same_file(const struct db *d, const char *name)
 	struct mfs_model *m = topen(rel);
 	twalk(m);
 	trewrite_all(m);
-	dbdf_reencode_all(m);
+	daphne_reencode_all(m);
 	tclose(m);
 	tmutate(rel, 200);
 }
@@ -1043,7 +1043,7 @@ static void test_built_files(void **state)
 	struct mfs_model *m = topen("daphne/built/daphne01_coo.dbdf");
 	tcheck(m, "dialect", "daphne-0.1\n");
 	tcheck(m, "values.txt", "0 0 -1\n0 0 0\n0 0.5 0\n");
-	dbdf_reencode_all(m);
+	daphne_reencode_all(m);
 	tclose(m);
 	tmutate("daphne/built/daphne01_coo.dbdf", 200);
 }

@@ -149,7 +149,7 @@ static void check_nodense(struct mfs_model *m, uint32_t i)
 	assert_int_equal(t->ops->read(m, t, 0, 1, one, &err), -EIO);
 }
 
-size_t dbdf_reencode_all(struct mfs_model *m)
+size_t daphne_reencode_all(struct mfs_model *m)
 {
 	for (uint32_t i = 0; i < m->ntensors; i++) {
 		const struct mfs_tensor *t = &m->tensors[i];
@@ -204,13 +204,13 @@ size_t dbdf_reencode_all(struct mfs_model *m)
 	return m->ntensors;
 }
 
-void dbdf_same_outside(const uint8_t *old, const uint8_t *new_, size_t size, size_t off,
-		       size_t len)
+void daphne_same_outside(const uint8_t *old, const uint8_t *new_, size_t size, size_t off,
+			 size_t len)
 {
 	tsame_outside(old, size, new_, size, off, len, len);
 }
 
-double dbdf_npy_elem(struct mfs_model *m, const char *npy_path, uint64_t i)
+double daphne_npy_elem(struct mfs_model *m, const char *npy_path, uint64_t i)
 {
 	size_t len;
 	uint8_t *b = (uint8_t *)tread(m, npy_path, &len);

@@ -71,7 +71,7 @@ static void check_tensor(struct mfs_model *m, const uint8_t *file, const struct 
 static void check_all(struct mfs_model *m, const char *rel, const struct texpect *x, size_t n)
 {
 	size_t len;
-	uint8_t *file = tsm_load(rel, &len);
+	uint8_t *file = tennis_load(rel, &len);
 	for (size_t i = 0; i < n; i++)
 		check_tensor(m, file, &x[i]);
 	free(file);
@@ -528,7 +528,7 @@ static void test_all_dtypes(void **state)
 	tcheck(m, "nodes/0/params/empty_huge/shape", "4294967295 0 4294967295 4294967295\n");
 	tcheck(m, "nodes/0/params/empty_huge/values.txt", "");
 	assert_true(twalk(m) > 0);
-	assert_int_equal(tsm_reencode_all(m), 33 + 2 + 4);
+	assert_int_equal(tennis_reencode_all(m), 33 + 2 + 4);
 	tclose(m);
 	free(f);
 }
@@ -590,7 +590,7 @@ static void test_bid(void **state)
 {
 	(void)state;
 	size_t len;
-	uint8_t *f = tsm_load("convnet_small.tsm", &len);
+	uint8_t *f = tennis_load("convnet_small.tsm", &len);
 	/* By content, whatever the name. */
 	struct mfs_model *m = topen_mem(f, len, "weights.bin", NULL, 0);
 	assert_string_equal(m->codec->name, "tennis");

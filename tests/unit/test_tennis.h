@@ -27,11 +27,11 @@ void tb_field(struct tb *t, uint8_t code, uint32_t ndim, const uint32_t *dims,
 void tb_str_param(struct tb *t, const char *name, const char *s);
 
 /* The corpus file tennis/<rel> (caller frees). */
-uint8_t *tsm_load(const char *rel, size_t *len);
+uint8_t *tennis_load(const char *rel, size_t *len);
 
 /* For every tensor of m: an edit with reshape=true, the same dtype and dims
  * and the current element bytes, passed to the codec's edit(), must give
  * back the source exactly. Returns the number of tensors checked. */
-size_t tsm_reencode_all(struct mfs_model *m);
+size_t tennis_reencode_all(struct mfs_model *m);
 
 #endif

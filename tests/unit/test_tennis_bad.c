@@ -58,7 +58,7 @@ static void test_truncated(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(corpus) / sizeof(corpus[0]); i++) {
 		size_t len;
-		uint8_t *f = tsm_load(corpus[i], &len);
+		uint8_t *f = tennis_load(corpus[i], &len);
 		const struct mfs_codec *c = mfs_probe(f, MFS_HEAD_MAX, len, "x.tsm");
 		assert_non_null(c);
 		for (size_t n = 0; n < len; n++) {
@@ -234,7 +234,7 @@ static void test_hand_made(void **state)
 		       k ? "4294967295 4294967295 1\n" : "4294967295 0 4294967295\n");
 		tcheck(m, "nodes/0/params/w/dtype", k ? "void\n" : "float32\n");
 		assert_true(twalk(m) > 0);
-		assert_int_equal(tsm_reencode_all(m), 1);
+		assert_int_equal(tennis_reencode_all(m), 1);
 		tclose(m);
 		free(t.b);
 	}
@@ -242,7 +242,7 @@ static void test_hand_made(void **state)
 	/* Bytes after the last node are kept, as the TenniS loader ignores them. */
 	tb_bytes(&b.t, "xyz", 3);
 	m = topen_mem(b.t.b, b.t.n, "b.tsm", NULL, 0);
-	assert_int_equal(tsm_reencode_all(m), 3 + 2);
+	assert_int_equal(tennis_reencode_all(m), 3 + 2);
 	tclose(m);
 
 	/* Not the code at offset 4: not a TenniS file, but one named .tsm

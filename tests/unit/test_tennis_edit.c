@@ -91,7 +91,7 @@ static void test_unchanged(void **state)
 	for (size_t i = 0; i < sizeof(corpus) / sizeof(corpus[0]); i++) {
 		struct mfs_model *m = open_corpus(corpus[i]);
 		assert_true(trewrite_all(m) > 10);
-		assert_true(tsm_reencode_all(m) > 5);
+		assert_true(tennis_reencode_all(m) > 5);
 		tclose(m);
 	}
 }
@@ -198,7 +198,7 @@ static void test_strings(void **state)
 	assert_int_equal(mfs_node_tensor(m2, tnode(m2, "nodes/2/params/padding_value"))->off,
 			 1019 + 5);
 	tcheck(m2, "nodes/5/name", "relu1\n");
-	assert_true(tsm_reencode_all(m2) > 0);
+	assert_true(tennis_reencode_all(m2) > 0);
 	tclose(m2);
 	free(out);
 
@@ -397,7 +397,7 @@ static void test_npy(void **state)
 	m2 = topen_mem(out, len, "c.tsm", NULL, 0);
 	tcheck(m2, "nodes/1/params/value/dtype", "int16\n");
 	tcheck(m2, "nodes/1/params/value/values.txt", "-1\n2\n300\n");
-	assert_true(tsm_reencode_all(m2) > 0);
+	assert_true(tennis_reencode_all(m2) > 0);
 	tclose(m2);
 	free(out);
 

@@ -53,14 +53,14 @@ void tb_str_param(struct tb *t, const char *name, const char *s)
 	tb_field(t, 13, 1, &len, s, len);
 }
 
-uint8_t *tsm_load(const char *rel, size_t *len)
+uint8_t *tennis_load(const char *rel, size_t *len)
 {
 	char path[512];
 	snprintf(path, sizeof(path), "tennis/%s", rel);
 	return tload(tdata(path), len);
 }
 
-size_t tsm_reencode_all(struct mfs_model *m)
+size_t tennis_reencode_all(struct mfs_model *m)
 {
 	for (uint32_t i = 0; i < m->ntensors; i++) {
 		const struct mfs_tensor *t = &m->tensors[i];
