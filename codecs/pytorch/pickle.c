@@ -3,6 +3,7 @@
  * the memo before it acts. Strings and numbers are read here; containers,
  * globals and calls in pickle_ops.c. */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -383,9 +384,17 @@ static int op_float_text(struct pk_parser *ps)
 	int r = pk_line(ps, &s, &n);
 	if (r < 0)
 		return r;
-	if (mfs_parse_f64((const char *)s, n, &f) == -EINVAL)
+	r = mfs_parse_f64((const char *)s, n, &f);
+	if (r == -ERANGE) {
+		/* out of range: Python's float() gives an infinity of its sign */
+		size_t k = 0;
+		while (k < n && (s[k] == ' ' || s[k] == '\t'))
+			k++;
+		f = k < n && s[k] == '-' ? -HUGE_VAL : HUGE_VAL;
+	} else if (r < 0) {
 		return pk_fail(ps, "a FLOAT argument that is not a number");
-	return push_float(ps, f);  /* out of range: Python's float() gives inf too */
+	}
+	return push_float(ps, f);
 }
 
 static int op_binfloat(struct pk_parser *ps)

@@ -139,6 +139,8 @@ static void test_values(void **state)
 	check_repr("GC\x40\x00\x00\x00\x00\x00\x00.", 10, "9007199254740992.0");
 	check_repr("GCA\xc3y7\xe0\x80\x00.", 10, "1e+16");
 	check_repr("F1e300\n.", 8, "1e+300");
+	check_repr("F1e999\n.", 8, "inf");    /* out of range: Python's float() */
+	check_repr("F-1e999\n.", 9, "-inf");
 	check_repr("\x8a\x00.", 3, "0");
 	check_repr("\x8a\x01\xff.", 4, "-1");
 	check_repr("\x8a\x08\x00\x00\x00\x00\x00\x00\x00\x80.", 11, "-9223372036854775808");
