@@ -46,6 +46,8 @@ static int edit_tensor(struct mfs_model *m, const struct pt *pt, const struct mf
 	const struct mfs_tensor *t = &m->tensors[e->tensor];
 	const struct pt_view *w = &pt->views[t->tag];
 	const struct pt_storage *st = &pt->st[w->storage];
+	if (!(t->flags & MFS_TF_WRITABLE) && !w->overlap)
+		return mfs_error(err, EACCES, "an inert object's tensor: read-only");
 	if (w->overlap)
 		return mfs_error(err, EACCES, "the tensor's elements overlap in its storage (a stride of 0): read-only");
 	if (e->reshape)

@@ -30,6 +30,8 @@ struct walk {
 	uint8_t *deep;              /* per value: DEEP_* */
 	uint64_t budget;            /* nodes left to make */
 	struct pt_repr rp;          /* literals' text */
+	unsigned inert;             /* objects open around the value being added:
+				       inside one, every file is read-only */
 	struct mfs_err *err;
 };
 
@@ -112,6 +114,8 @@ static int add_tensor(struct walk *w, mfs_id parent, struct mfs_dotted *d, const
 	int r = pt_tensor(w->m, w->pt, v, &t, w->err);
 	if (r < 0)
 		return r;
+	if (w->inert)  /* an inert object's part: read-only */
+		t.flags &= (uint8_t)~(MFS_TF_WRITABLE | MFS_TF_RESHAPE);
 	const struct pt_view *pv = &w->pt->views[t.tag];
 	const struct pt_storage *st = &w->pt->st[pv->storage];
 	uint64_t off = st->off + pv->offset * st->esize, bytes = 1;
@@ -221,8 +225,8 @@ static int add_scalar(struct walk *w, mfs_id parent, struct mfs_dotted *d, const
 			return r;
 	}
 	uint8_t k = x->kind;
-	if (k == PK_INT || k == PK_LONG || k == PK_BOOL || k == PK_FLOAT || k == PK_STR ||
-	    k == PK_BYTES || k == PK_TUPLE || k == PK_LIST)
+	if (!w->inert && (k == PK_INT || k == PK_LONG || k == PK_BOOL || k == PK_FLOAT ||
+			  k == PK_STR || k == PK_BYTES || k == PK_TUPLE || k == PK_LIST))
 		flags = MFS_NF_WRITABLE;  /* a literal is checked when written: pt_value.c */
 	mfs_id p = place(d, parent, &name, &len);
 	mfs_set_tag(w->m, mfs_add_text(w->m, p, name, len, s, n, flags), v);
@@ -230,8 +234,8 @@ static int add_scalar(struct walk *w, mfs_id parent, struct mfs_dotted *d, const
 }
 
 /* Any other global's object: class, args, state, and what SETITEMS and
- * APPENDS gave it (items/, list/), each read-only. */
-static int add_object(struct walk *w, mfs_id dir, uint32_t v, uint32_t depth)
+ * APPENDS gave it (items/, list/), each read-only (w->inert). */
+static int object_parts(struct walk *w, mfs_id dir, uint32_t v, uint32_t depth)
 {
 	const struct pk *pk = &w->pt->pk;
 	const struct pk_val *x = &pk->v[v];
@@ -261,6 +265,14 @@ static int add_object(struct walk *w, mfs_id dir, uint32_t v, uint32_t depth)
 		r = add_elems(w, mfs_add_dir(w->m, dir, "list", 4), x->lhead, depth);
 		w->path.len = at;
 	}
+	return r;
+}
+
+static int add_object(struct walk *w, mfs_id dir, uint32_t v, uint32_t depth)
+{
+	w->inert++;
+	int r = object_parts(w, dir, v, depth);
+	w->inert--;
 	return r;
 }
 

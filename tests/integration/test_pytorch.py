@@ -481,8 +481,6 @@ def test_edit_shared_literal():
         eq(read_text(m.m("optimizer.pt", "param_groups", "1", "betas")), "(0.9, 0.999)\n", "the shared tuple")
 
 
-@xfail("codec bug: an inert object's args literal is writable and a write is committed "
-       "(evil.pt/args takes ('echo hi',)); the contract has class, args and state read-only")
 def test_objects_read_only():
     """Every file of an inert object (class, args, state and below) is
     read-only: a write is refused and the source stays byte-identical."""
