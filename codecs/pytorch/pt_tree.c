@@ -197,7 +197,8 @@ static int add_dict(struct walk *w, mfs_id dir, uint32_t v, uint32_t depth, bool
 	return r < 0 ? r : add_pairs(w, dir, x->head, depth, root);
 }
 
-/* A text file of value v's text (writable where an edit can replace it). */
+/* A text file of value v's text (writable where an edit can replace it);
+ * bytes are the bytes alone, without the newline of a text. */
 static int add_scalar(struct walk *w, mfs_id parent, struct mfs_dotted *d, const char *name,
 		      size_t len, uint32_t v)
 {
@@ -209,9 +210,10 @@ static int add_scalar(struct walk *w, mfs_id parent, struct mfs_dotted *d, const
 	uint32_t raw = pt_bytes_call(pk, v);
 	if (raw != PK_NIL) {  /* protocol 2's bytes: the Latin-1 of a str */
 		struct mfs_buf b = {0};
-		int r = pt_latin1(&b, pk_bytes(pk, &pk->v[raw]), (size_t)pk->v[raw].u.s.len);
+		int r = pt_bytes_of_call(&b, pk, raw);
 		if (r == 0)
-			mfs_add_text(w->m, place(d, parent, &name, &len), name, len, b.p ? b.p : "", b.len, 0);
+			mfs_add_text(w->m, place(d, parent, &name, &len), name, len, b.p ? b.p : "", b.len,
+				     MFS_NF_EXACT);
 		mfs_buf_free(&b);
 		return r == -ENOMEM ? mfs_error(w->err, ENOMEM, "out of memory")
 		       : r < 0 ? mfs_error(w->err, EINVAL, "bytes of a str beyond Latin-1") : 0;
@@ -228,6 +230,8 @@ static int add_scalar(struct walk *w, mfs_id parent, struct mfs_dotted *d, const
 	if (!w->inert && (k == PK_INT || k == PK_LONG || k == PK_BOOL || k == PK_FLOAT ||
 			  k == PK_STR || k == PK_BYTES || k == PK_TUPLE || k == PK_LIST))
 		flags = MFS_NF_WRITABLE;  /* a literal is checked when written: pt_value.c */
+	if (k == PK_BYTES)
+		flags |= MFS_NF_EXACT;  /* the bytes alone */
 	mfs_id p = place(d, parent, &name, &len);
 	mfs_set_tag(w->m, mfs_add_text(w->m, p, name, len, s, n, flags), v);
 	return 0;

@@ -171,8 +171,6 @@ def test_protocol2_sets():
         eq(read_text(p, "with_tensor", "s"), "{7}\n", "a set beside a tensor")
 
 
-@xfail("codec: bytes are shown with a newline after them; the contract says a bytes value's "
-       "file is the bytes alone")
 def test_protocol2_bytes():
     """bytes, which protocol 2 builds by calling _codecs.encode (and
     builtins.bytes for b''): the bytes alone."""
