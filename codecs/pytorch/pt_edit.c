@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pt_repr.h"
 #include "pt_value.h"
 #include "pytorch.h"
 
@@ -116,7 +117,9 @@ static int edit_value(struct mfs_model *m, const struct pt *pt, const struct mfs
 		return mfs_error(err, EINVAL, "internal error: no such value");
 	uint8_t *nb = NULL;
 	uint64_t nn = 0;
-	int r = pt_value_rewrite(&pt->pk, v, e->text, e->len, &nb, &nn, err);
+	int r = pt_bytes_call(&pt->pk, v) != PK_NIL
+		? pt_bytes_rewrite(&pt->pk, v, e->text, e->len, &nb, &nn, err)
+		: pt_value_rewrite(&pt->pk, v, e->text, e->len, &nb, &nn, err);
 	if (r == 0)
 		r = put_pickle(m, pt, nb, nn, p, err);
 	free(nb);

@@ -211,9 +211,14 @@ static int add_scalar(struct walk *w, mfs_id parent, struct mfs_dotted *d, const
 	if (raw != PK_NIL) {  /* protocol 2's bytes: the Latin-1 of a str */
 		struct mfs_buf b = {0};
 		int r = pt_bytes_of_call(&b, pk, raw);
+		/* Writable where the str is there to replace and no other place
+		 * takes the call from the memo. */
+		if (!w->inert && pk->v[raw].kind == PK_STR && !(x->flags & PK_F_SHARED))
+			flags = MFS_NF_WRITABLE;
+		mfs_id p = place(d, parent, &name, &len);
 		if (r == 0)
-			mfs_add_text(w->m, place(d, parent, &name, &len), name, len, b.p ? b.p : "", b.len,
-				     MFS_NF_EXACT);
+			mfs_set_tag(w->m, mfs_add_text(w->m, p, name, len, b.p ? b.p : "", b.len,
+						       flags | MFS_NF_EXACT), v);
 		mfs_buf_free(&b);
 		return r == -ENOMEM ? mfs_error(w->err, ENOMEM, "out of memory")
 		       : r < 0 ? mfs_error(w->err, EINVAL, "bytes of a str beyond Latin-1") : 0;

@@ -24,6 +24,12 @@
 int pt_value_rewrite(const struct pk *pk, uint32_t v, const char *text, size_t len,
 		     uint8_t **out, uint64_t *outlen, struct mfs_err *err);
 
+/* As pt_value_rewrite, for protocol 2's bytes v (a call of
+ * _codecs.encode(str, 'latin1')) set to bytes text[0, len): only the str's
+ * opcode changes, to the str whose Latin-1 is those bytes. */
+int pt_bytes_rewrite(const struct pk *pk, uint32_t v, const char *text, size_t len,
+		     uint8_t **out, uint64_t *outlen, struct mfs_err *err);
+
 /* A span of the pickle [off, off + len) replaced by bytes[0, n). */
 struct pt_span {
 	uint64_t off, len;

@@ -496,8 +496,6 @@ def test_objects_read_only():
                 eq(sha(src), before, "source after a write to " + p)
 
 
-@xfail("codec: bytes values are read-only (EACCES) where protocol 2 builds them, "
-       "by _codecs.encode, as every torch.save does")
 def test_edit_bytes():
     with mount([PROTOCOL2]) as m:
         edit_cases(m, PROTOCOL2, [("bytes", b"new\x00bytes", setter("bytes", b"new\x00bytes"))], one_op=False)

@@ -217,6 +217,9 @@ static void test_scalars(void **state)
 		{"tiny", "7", "7.0\n"},
 		{"str", "a longer string than before, \xe4\xb8\xad", "a longer string than before, \xe4\xb8\xad\n"},
 		{"str", "", "\n"},
+		{"bytes", "two\nlines\n", "two\nlines\n"},  /* bytes alone: the newline kept */
+		{"bytes", "", ""},
+		{"bytes", "\xff\x80\xe9", "\xff\x80\xe9"},  /* Latin-1, not UTF-8 */
 		{"index~1", "renamed", "renamed\n"},
 		{"a/b", "2", "2\n"},
 	};
