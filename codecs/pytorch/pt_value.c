@@ -228,14 +228,18 @@ static bool mark_literal(const struct pk *pk, uint32_t v, uint8_t *in, unsigned 
 }
 
 /* Whether literal v's opcodes are its span alone: nothing but its own
- * values inside it, no FRAME, and it is not taken from the memo itself. */
+ * values inside it, none of them taken from the memo elsewhere, no FRAME.
+ * The literal itself may be (the places that take it keep its old opcodes:
+ * pt_value_rewrite); a place that took it (a GET) is its span alone. */
 static int literal_alone(const struct pk *pk, uint32_t v, struct mfs_err *err)
 {
 	const struct pk_val *x = &pk->v[v];
+	if (x->flags & PK_F_GOT)
+		return 0;
 	uint8_t *in = calloc(pk->nv, 1);
 	if (!in)
 		return mfs_error(err, ENOMEM, "out of memory");
-	bool ok = !(x->flags & (PK_F_SHARED | PK_F_GOT)) && mark_literal(pk, v, in, 0);
+	bool ok = mark_literal(pk, v, in, 0);
 	for (uint32_t i = 0; ok && i < pk->nv; i++)
 		ok = in[i] || pk->v[i].off < x->off || pk->v[i].off >= x->off + x->len;
 	for (uint32_t f = 0; ok && f < pk->nframes; f++)

@@ -14,7 +14,7 @@
 
 /* The pickle pk with value v (a PK_INT, PK_LONG, PK_BOOL, PK_FLOAT, PK_STR,
  * PK_BYTES, or a PK_TUPLE or PK_LIST literal whose opcodes are its own: none
- * of its values taken from the memo elsewhere) set to the value of
+ * of the values inside it taken from the memo elsewhere) set to the value of
  * text[0, len): its new bytes into *out
  * (malloc'd) and *outlen. Every other value keeps its value: the places
  * that took v from the memo (GET) get v's old opcode in place of the GET,

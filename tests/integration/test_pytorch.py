@@ -469,14 +469,22 @@ def test_edit_literals():
             expect_refused(m, "plain.pt/tuple1", text, m.s("plain.pt"), errno.EINVAL)
 
 
-@xfail("codec: a literal the pickle shares through its memo (Adam's betas, one tuple for every "
-       "param group) is read-only ('shares values with other places of the pickle'); the contract "
-       "has the edited place change alone, as the codec does for strings")
 def test_edit_shared_literal():
-    with mount(["optimizer.pt"]) as m:
-        edit_cases(m, "optimizer.pt", [("param_groups/0/betas", "(0.8, 0.99)\n",
-                                        setter("param_groups", 0, "betas", (0.8, 0.99)))], one_op=False)
-        eq(read_text(m.m("optimizer.pt", "param_groups", "1", "betas")), "(0.9, 0.999)\n", "the shared tuple")
+    """A tuple the pickle takes from its memo (the betas of every param
+    group): the edited place changes alone, the one that took it (a GET) as
+    well as the one that built it."""
+    for first in (1, 0):
+        with mount(["optimizer.pt"]) as m:
+            other = 1 - first
+            edit_cases(m, "optimizer.pt", [("param_groups/%d/betas" % first, "(0.8, 0.99)\n",
+                                            setter("param_groups", first, "betas", (0.8, 0.99)))], one_op=False)
+            eq(read_text(m.m("optimizer.pt", "param_groups", str(other), "betas")), "(0.9, 0.999)\n",
+               "the other place of the shared tuple")
+            edit_cases(m, "optimizer.pt", [("param_groups/%d/betas" % other, "(0.5, 0.25, 1)\n",
+                                            setter("param_groups", other, "betas", (0.5, 0.25, 1)))],
+                       one_op=False)
+            eq(read_text(m.m("optimizer.pt", "param_groups", str(first), "betas")), "(0.8, 0.99)\n",
+               "the place edited first")
 
 
 def test_objects_read_only():
