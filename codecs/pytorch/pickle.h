@@ -4,8 +4,9 @@
  * node holding the callable, its arguments and what BUILD, SETITEM(S) and
  * APPEND(S) gave it; a persistent id is a node holding the id's value.
  * Each scalar keeps the byte span of the opcode that pushed it, so that an
- * edit can replace just that value (pt_edit.c); a scalar pushed again from
- * the memo is a copy spanning its GET, so that each place is its own.
+ * edit can replace just that value (pt_edit.c); a scalar or a tuple pushed
+ * again from the memo is a copy spanning its GET (a tuple's holding the
+ * same cells), so that each place is its own.
  *
  * Hostile input: every length is checked against the bytes left before
  * use, memo indices against what was put, the stack and marks against
@@ -46,8 +47,8 @@ enum pk_kind {
 /* Value flags */
 #define PK_F_TEXT    0x1u  /* u.s is in pk.text (decoded), not in the pickle */
 #define PK_F_DECIMAL 0x2u  /* a PK_LONG's u.s is decimal text, not LONG1/LONG4 bytes */
-#define PK_F_GOT     0x4u  /* a scalar a memo GET pushed again: its span is the GET's,
-			      a the value first pushed */
+#define PK_F_GOT     0x4u  /* a scalar or tuple a memo GET pushed again: its span is
+			      the GET's, a the value first pushed */
 #define PK_F_SHARED  0x8u  /* taken from the memo by a GET somewhere */
 
 struct pk_val {

@@ -173,16 +173,18 @@ static int memo_get(struct pk_parser *ps, uint64_t key)
 	uint32_t v = m->vals[h];
 	uint8_t k = ps->pk->v[v].kind;
 	ps->pk->v[v].flags |= PK_F_SHARED;
-	if (k == PK_GLOBAL || k == PK_CALL || k == PK_PERSID || (k >= PK_TUPLE && k <= PK_FROZENSET))
+	if (k == PK_GLOBAL || k == PK_CALL || k == PK_PERSID || (k > PK_TUPLE && k <= PK_FROZENSET))
 		return pk_push(ps, v);  /* one object, shared (containers may still grow) */
-	/* A scalar: a copy of its own, spanning the GET, so that an edit of
-	 * one place leaves the others (pk_val.a: the value first pushed). */
+	/* A scalar or a tuple (complete once built): a copy of its own,
+	 * spanning the GET, so that an edit of one place leaves the others
+	 * (pk_val.a: the value first pushed; a tuple's copy holds its cells). */
 	uint32_t c = pk_new(ps, k);
 	if (c == PK_NIL)
 		return pk_nomem(ps);
 	struct pk_val *cv = &ps->pk->v[c], *ov = &ps->pk->v[v];
 	cv->flags = ov->flags | PK_F_GOT;
 	cv->u = ov->u;
+	cv->n = ov->n, cv->head = ov->head, cv->tail = ov->tail;
 	cv->a = (ov->flags & PK_F_GOT) ? ov->a : v;
 	return pk_push(ps, c);
 }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pt_repr.h"
 #include "pt_value.h"
 #include "pytorch.h"
 
@@ -46,6 +47,8 @@ static int edit_tensor(struct mfs_model *m, const struct pt *pt, const struct mf
 	const struct mfs_tensor *t = &m->tensors[e->tensor];
 	const struct pt_view *w = &pt->views[t->tag];
 	const struct pt_storage *st = &pt->st[w->storage];
+	if (!(t->flags & MFS_TF_WRITABLE) && !w->overlap)
+		return mfs_error(err, EACCES, "an inert object's tensor: read-only");
 	if (w->overlap)
 		return mfs_error(err, EACCES, "the tensor's elements overlap in its storage (a stride of 0): read-only");
 	if (e->reshape)
@@ -114,7 +117,9 @@ static int edit_value(struct mfs_model *m, const struct pt *pt, const struct mfs
 		return mfs_error(err, EINVAL, "internal error: no such value");
 	uint8_t *nb = NULL;
 	uint64_t nn = 0;
-	int r = pt_value_rewrite(&pt->pk, v, e->text, e->len, &nb, &nn, err);
+	int r = pt_bytes_call(&pt->pk, v) != PK_NIL
+		? pt_bytes_rewrite(&pt->pk, v, e->text, e->len, &nb, &nn, err)
+		: pt_value_rewrite(&pt->pk, v, e->text, e->len, &nb, &nn, err);
 	if (r == 0)
 		r = put_pickle(m, pt, nb, nn, p, err);
 	free(nb);

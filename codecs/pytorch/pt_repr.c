@@ -89,8 +89,12 @@ uint32_t pt_set_call(const struct pk *pk, uint32_t v, uint8_t *kind)
 
 uint32_t pt_bytes_call(const struct pk *pk, uint32_t v)
 {
-	if (v == PK_NIL || pk->v[v].kind != PK_CALL || !pk_is_global(pk, pk->v[v].a, "_codecs", "encode") ||
-	    pk->v[v].n || pk->v[v].ln || pk->v[v].c != PK_NIL)
+	if (v == PK_NIL || pk->v[v].kind != PK_CALL || pk->v[v].n || pk->v[v].ln || pk->v[v].c != PK_NIL)
+		return PK_NIL;
+	uint32_t t = pk->v[v].b;
+	if (builtin(pk, pk->v[v].a, "bytes"))  /* b'': bytes() */
+		return t != PK_NIL && pk->v[t].kind == PK_TUPLE && pk->v[t].n == 0 ? t : PK_NIL;
+	if (!pk_is_global(pk, pk->v[v].a, "_codecs", "encode"))
 		return PK_NIL;
 	uint32_t s = only_arg(pk, v, 2);
 	if (s == PK_NIL)
@@ -102,6 +106,13 @@ uint32_t pt_bytes_call(const struct pk *pk, uint32_t v)
 	    memcmp(pk_bytes(pk, e), "latin1", 6))
 		return PK_NIL;
 	return s;
+}
+
+int pt_bytes_of_call(struct mfs_buf *b, const struct pk *pk, uint32_t s)
+{
+	if (pk->v[s].kind != PK_STR)
+		return 0;  /* bytes(): b'' */
+	return pt_latin1(b, pk_bytes(pk, &pk->v[s]), (size_t)pk->v[s].u.s.len);
 }
 
 int pt_latin1(struct mfs_buf *b, const uint8_t *s, size_t n)
@@ -134,9 +145,9 @@ static int builtin_call(struct mfs_buf *b, uint64_t max, const struct pk *pk, ui
 	if (s == PK_NIL)
 		return 1;
 	struct mfs_buf raw = {0};
-	int r = pt_latin1(&raw, pk_bytes(pk, &pk->v[s]), (size_t)pk->v[s].u.s.len);
+	int r = pt_bytes_of_call(&raw, pk, s);
 	if (r == 0)
-		r = pt_repr_str(b, (const uint8_t *)raw.p, raw.len, true);
+		r = pt_repr_str(b, raw.p ? (const uint8_t *)raw.p : (const uint8_t *)"", raw.len, true);
 	mfs_buf_free(&raw);
 	return r;
 }

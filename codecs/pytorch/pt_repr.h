@@ -31,9 +31,12 @@ int pt_repr_str(struct mfs_buf *b, const uint8_t *s, size_t n, bool bytes);
 /* Protocol 2's forms of sets and bytes, calls of builtins: the list a
  * set([...]) or frozenset([...]) call builds (*kind PK_SET or
  * PK_FROZENSET), or PK_NIL; the str of a _codecs.encode(str, 'latin1')
- * call, or PK_NIL. */
+ * call, or the empty argument tuple of a bytes() call (b''), or PK_NIL. */
 uint32_t pt_set_call(const struct pk *pk, uint32_t v, uint8_t *kind);
 uint32_t pt_bytes_call(const struct pk *pk, uint32_t v);
+/* The bytes such a call builds (s: what pt_bytes_call gave), appended to
+ * b: 0, -EINVAL (a code point beyond Latin-1), -ENOMEM. */
+int pt_bytes_of_call(struct mfs_buf *b, const struct pk *pk, uint32_t s);
 /* The bytes of UTF-8 text s[0, n) whose code points are all below 256
  * (Latin-1), appended to b: 0, -EINVAL (a code point beyond), -ENOMEM. */
 int pt_latin1(struct mfs_buf *b, const uint8_t *s, size_t n);

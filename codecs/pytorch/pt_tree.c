@@ -30,6 +30,8 @@ struct walk {
 	uint8_t *deep;              /* per value: DEEP_* */
 	uint64_t budget;            /* nodes left to make */
 	struct pt_repr rp;          /* literals' text */
+	unsigned inert;             /* objects open around the value being added:
+				       inside one, every file is read-only */
 	struct mfs_err *err;
 };
 
@@ -112,6 +114,8 @@ static int add_tensor(struct walk *w, mfs_id parent, struct mfs_dotted *d, const
 	int r = pt_tensor(w->m, w->pt, v, &t, w->err);
 	if (r < 0)
 		return r;
+	if (w->inert)  /* an inert object's part: read-only */
+		t.flags &= (uint8_t)~(MFS_TF_WRITABLE | MFS_TF_RESHAPE);
 	const struct pt_view *pv = &w->pt->views[t.tag];
 	const struct pt_storage *st = &w->pt->st[pv->storage];
 	uint64_t off = st->off + pv->offset * st->esize, bytes = 1;
@@ -193,7 +197,8 @@ static int add_dict(struct walk *w, mfs_id dir, uint32_t v, uint32_t depth, bool
 	return r < 0 ? r : add_pairs(w, dir, x->head, depth, root);
 }
 
-/* A text file of value v's text (writable where an edit can replace it). */
+/* A text file of value v's text (writable where an edit can replace it);
+ * bytes are the bytes alone, without the newline of a text. */
 static int add_scalar(struct walk *w, mfs_id parent, struct mfs_dotted *d, const char *name,
 		      size_t len, uint32_t v)
 {
@@ -205,9 +210,15 @@ static int add_scalar(struct walk *w, mfs_id parent, struct mfs_dotted *d, const
 	uint32_t raw = pt_bytes_call(pk, v);
 	if (raw != PK_NIL) {  /* protocol 2's bytes: the Latin-1 of a str */
 		struct mfs_buf b = {0};
-		int r = pt_latin1(&b, pk_bytes(pk, &pk->v[raw]), (size_t)pk->v[raw].u.s.len);
+		int r = pt_bytes_of_call(&b, pk, raw);
+		/* Writable where the str is there to replace and no other place
+		 * takes the call from the memo. */
+		if (!w->inert && pk->v[raw].kind == PK_STR && !(x->flags & PK_F_SHARED))
+			flags = MFS_NF_WRITABLE;
+		mfs_id p = place(d, parent, &name, &len);
 		if (r == 0)
-			mfs_add_text(w->m, place(d, parent, &name, &len), name, len, b.p ? b.p : "", b.len, 0);
+			mfs_set_tag(w->m, mfs_add_text(w->m, p, name, len, b.p ? b.p : "", b.len,
+						       flags | MFS_NF_EXACT), v);
 		mfs_buf_free(&b);
 		return r == -ENOMEM ? mfs_error(w->err, ENOMEM, "out of memory")
 		       : r < 0 ? mfs_error(w->err, EINVAL, "bytes of a str beyond Latin-1") : 0;
@@ -221,17 +232,19 @@ static int add_scalar(struct walk *w, mfs_id parent, struct mfs_dotted *d, const
 			return r;
 	}
 	uint8_t k = x->kind;
-	if (k == PK_INT || k == PK_LONG || k == PK_BOOL || k == PK_FLOAT || k == PK_STR ||
-	    k == PK_BYTES || k == PK_TUPLE || k == PK_LIST)
+	if (!w->inert && (k == PK_INT || k == PK_LONG || k == PK_BOOL || k == PK_FLOAT ||
+			  k == PK_STR || k == PK_BYTES || k == PK_TUPLE || k == PK_LIST))
 		flags = MFS_NF_WRITABLE;  /* a literal is checked when written: pt_value.c */
+	if (k == PK_BYTES)
+		flags |= MFS_NF_EXACT;  /* the bytes alone */
 	mfs_id p = place(d, parent, &name, &len);
 	mfs_set_tag(w->m, mfs_add_text(w->m, p, name, len, s, n, flags), v);
 	return 0;
 }
 
 /* Any other global's object: class, args, state, and what SETITEMS and
- * APPENDS gave it (items/, list/), each read-only. */
-static int add_object(struct walk *w, mfs_id dir, uint32_t v, uint32_t depth)
+ * APPENDS gave it (items/, list/), each read-only (w->inert). */
+static int object_parts(struct walk *w, mfs_id dir, uint32_t v, uint32_t depth)
 {
 	const struct pk *pk = &w->pt->pk;
 	const struct pk_val *x = &pk->v[v];
@@ -261,6 +274,14 @@ static int add_object(struct walk *w, mfs_id dir, uint32_t v, uint32_t depth)
 		r = add_elems(w, mfs_add_dir(w->m, dir, "list", 4), x->lhead, depth);
 		w->path.len = at;
 	}
+	return r;
+}
+
+static int add_object(struct walk *w, mfs_id dir, uint32_t v, uint32_t depth)
+{
+	w->inert++;
+	int r = object_parts(w, dir, v, depth);
+	w->inert--;
 	return r;
 }
 

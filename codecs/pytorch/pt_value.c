@@ -8,6 +8,7 @@
 #include "buf.h"
 #include "bytes.h"
 #include "numtext.h"
+#include "pt_repr.h"
 #include "pt_value.h"
 
 /* Digits of a decimal int at most (Python's own limit is 4300). */
@@ -227,14 +228,18 @@ static bool mark_literal(const struct pk *pk, uint32_t v, uint8_t *in, unsigned 
 }
 
 /* Whether literal v's opcodes are its span alone: nothing but its own
- * values inside it, no FRAME, and it is not taken from the memo itself. */
+ * values inside it, none of them taken from the memo elsewhere, no FRAME.
+ * The literal itself may be (the places that take it keep its old opcodes:
+ * pt_value_rewrite); a place that took it (a GET) is its span alone. */
 static int literal_alone(const struct pk *pk, uint32_t v, struct mfs_err *err)
 {
 	const struct pk_val *x = &pk->v[v];
+	if (x->flags & PK_F_GOT)
+		return 0;
 	uint8_t *in = calloc(pk->nv, 1);
 	if (!in)
 		return mfs_error(err, ENOMEM, "out of memory");
-	bool ok = !(x->flags & (PK_F_SHARED | PK_F_GOT)) && mark_literal(pk, v, in, 0);
+	bool ok = mark_literal(pk, v, in, 0);
 	for (uint32_t i = 0; ok && i < pk->nv; i++)
 		ok = in[i] || pk->v[i].off < x->off || pk->v[i].off >= x->off + x->len;
 	for (uint32_t f = 0; ok && f < pk->nframes; f++)
@@ -335,6 +340,27 @@ int pt_value_rewrite(const struct pk *pk, uint32_t v, const char *text, size_t l
 	*out = (uint8_t *)res.p;
 	*outlen = res.len;
 	return 0;
+}
+
+int pt_bytes_rewrite(const struct pk *pk, uint32_t v, const char *text, size_t len,
+		     uint8_t **out, uint64_t *outlen, struct mfs_err *err)
+{
+	uint32_t s = pt_bytes_call(pk, v);
+	if (s == PK_NIL || pk->v[s].kind != PK_STR || (pk->v[v].flags & PK_F_SHARED))
+		return mfs_error(err, EACCES, "read-only");
+	/* Each byte as the code point of that value, in UTF-8. */
+	struct mfs_buf u = {0};
+	int r = 0;
+	for (size_t i = 0; i < len && r == 0; i++) {
+		uint8_t c = (uint8_t)text[i], two[2] = {(uint8_t)(0xc0 | c >> 6), (uint8_t)(0x80 | (c & 0x3f))};
+		r = c < 0x80 ? mfs_buf_add(&u, &c, 1) : mfs_buf_add(&u, two, 2);
+	}
+	if (r == 0)
+		r = pt_value_rewrite(pk, s, u.p ? u.p : "", u.len, out, outlen, err);
+	else
+		r = mfs_error(err, ENOMEM, "out of memory");
+	mfs_buf_free(&u);
+	return r;
 }
 
 int pt_splice(const struct pk *pk, struct pt_span *sp, size_t ns, struct mfs_buf *out)

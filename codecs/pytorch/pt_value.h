@@ -14,7 +14,7 @@
 
 /* The pickle pk with value v (a PK_INT, PK_LONG, PK_BOOL, PK_FLOAT, PK_STR,
  * PK_BYTES, or a PK_TUPLE or PK_LIST literal whose opcodes are its own: none
- * of its values taken from the memo elsewhere) set to the value of
+ * of the values inside it taken from the memo elsewhere) set to the value of
  * text[0, len): its new bytes into *out
  * (malloc'd) and *outlen. Every other value keeps its value: the places
  * that took v from the memo (GET) get v's old opcode in place of the GET,
@@ -22,6 +22,12 @@
  * a value of that type) / -ERANGE (a float beyond float64) with a message,
  * -ENOMEM. */
 int pt_value_rewrite(const struct pk *pk, uint32_t v, const char *text, size_t len,
+		     uint8_t **out, uint64_t *outlen, struct mfs_err *err);
+
+/* As pt_value_rewrite, for protocol 2's bytes v (a call of
+ * _codecs.encode(str, 'latin1')) set to bytes text[0, len): only the str's
+ * opcode changes, to the str whose Latin-1 is those bytes. */
+int pt_bytes_rewrite(const struct pk *pk, uint32_t v, const char *text, size_t len,
 		     uint8_t **out, uint64_t *outlen, struct mfs_err *err);
 
 /* A span of the pickle [off, off + len) replaced by bytes[0, n). */

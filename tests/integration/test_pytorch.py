@@ -171,8 +171,6 @@ def test_protocol2_sets():
         eq(read_text(p, "with_tensor", "s"), "{7}\n", "a set beside a tensor")
 
 
-@xfail("codec: bytes are shown with a newline after them; the contract says a bytes value's "
-       "file is the bytes alone")
 def test_protocol2_bytes():
     """bytes, which protocol 2 builds by calling _codecs.encode (and
     builtins.bytes for b''): the bytes alone."""
@@ -471,18 +469,24 @@ def test_edit_literals():
             expect_refused(m, "plain.pt/tuple1", text, m.s("plain.pt"), errno.EINVAL)
 
 
-@xfail("codec: a literal the pickle shares through its memo (Adam's betas, one tuple for every "
-       "param group) is read-only ('shares values with other places of the pickle'); the contract "
-       "has the edited place change alone, as the codec does for strings")
 def test_edit_shared_literal():
-    with mount(["optimizer.pt"]) as m:
-        edit_cases(m, "optimizer.pt", [("param_groups/0/betas", "(0.8, 0.99)\n",
-                                        setter("param_groups", 0, "betas", (0.8, 0.99)))], one_op=False)
-        eq(read_text(m.m("optimizer.pt", "param_groups", "1", "betas")), "(0.9, 0.999)\n", "the shared tuple")
+    """A tuple the pickle takes from its memo (the betas of every param
+    group): the edited place changes alone, the one that took it (a GET) as
+    well as the one that built it."""
+    for first in (1, 0):
+        with mount(["optimizer.pt"]) as m:
+            other = 1 - first
+            edit_cases(m, "optimizer.pt", [("param_groups/%d/betas" % first, "(0.8, 0.99)\n",
+                                            setter("param_groups", first, "betas", (0.8, 0.99)))], one_op=False)
+            eq(read_text(m.m("optimizer.pt", "param_groups", str(other), "betas")), "(0.9, 0.999)\n",
+               "the other place of the shared tuple")
+            edit_cases(m, "optimizer.pt", [("param_groups/%d/betas" % other, "(0.5, 0.25, 1)\n",
+                                            setter("param_groups", other, "betas", (0.5, 0.25, 1)))],
+                       one_op=False)
+            eq(read_text(m.m("optimizer.pt", "param_groups", str(first), "betas")), "(0.8, 0.99)\n",
+               "the place edited first")
 
 
-@xfail("codec bug: an inert object's args literal is writable and a write is committed "
-       "(evil.pt/args takes ('echo hi',)); the contract has class, args and state read-only")
 def test_objects_read_only():
     """Every file of an inert object (class, args, state and below) is
     read-only: a write is refused and the source stays byte-identical."""
@@ -500,8 +504,6 @@ def test_objects_read_only():
                 eq(sha(src), before, "source after a write to " + p)
 
 
-@xfail("codec: bytes values are read-only (EACCES) where protocol 2 builds them, "
-       "by _codecs.encode, as every torch.save does")
 def test_edit_bytes():
     with mount([PROTOCOL2]) as m:
         edit_cases(m, PROTOCOL2, [("bytes", b"new\x00bytes", setter("bytes", b"new\x00bytes"))], one_op=False)

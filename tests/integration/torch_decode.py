@@ -137,6 +137,8 @@ class _Reader(pickle.Unpickler):
         # protocol 2 builds sets and bytes by calling these: plain data
         if (module, name) in (("builtins", "set"), ("__builtin__", "set")):
             return set
+        if (module, name) in (("builtins", "bytes"), ("__builtin__", "bytes")):
+            return bytes  # b'' is bytes()
         if (module, name) == ("_codecs", "encode"):
             return lambda text, enc="utf-8": text.encode(enc)
         if module == "torch" and name in STORAGES:

@@ -20,6 +20,9 @@
 
 #include "bytes.h"
 #include "helpers.h"
+#include "pickle.h"
+#include "pt_repr.h"
+#include "pt_value.h"
 
 /* Write text to path of the sample, expect a change, reopen the result. */
 static struct mfs_model *edited(const char *rel, const char *path, const char *text,
@@ -217,6 +220,9 @@ static void test_scalars(void **state)
 		{"tiny", "7", "7.0\n"},
 		{"str", "a longer string than before, \xe4\xb8\xad", "a longer string than before, \xe4\xb8\xad\n"},
 		{"str", "", "\n"},
+		{"bytes", "two\nlines\n", "two\nlines\n"},  /* bytes alone: the newline kept */
+		{"bytes", "", ""},
+		{"bytes", "\xff\x80\xe9", "\xff\x80\xe9"},  /* Latin-1, not UTF-8 */
 		{"index~1", "renamed", "renamed\n"},
 		{"a/b", "2", "2\n"},
 	};
@@ -316,6 +322,55 @@ static void test_legacy_value(void **state)
 	free(f);
 }
 
+/* The pickle p[0, n) with the value of root dict key k (a one-letter
+ * str) set to text: the repr of what it then holds. */
+static char *rewritten(const char *p, size_t n, char k, const char *text)
+{
+	struct pk pk, pk2;
+	struct mfs_err err = {0};
+	assert_int_equal(pk_parse(&pk, (const uint8_t *)p, n, NULL, &err), 0);
+	uint32_t v = PK_NIL;
+	for (uint32_t c = pk.v[pk.root].head; c != PK_NIL; c = pk.c[pk.c[c].next].next)
+		if (*pk_bytes(&pk, &pk.v[pk.c[c].v]) == (uint8_t)k)
+			v = pk.c[pk.c[c].next].v;
+	assert_int_not_equal(v, PK_NIL);
+	uint8_t *out;
+	uint64_t on;
+	if (pt_value_rewrite(&pk, v, text, strlen(text), &out, &on, &err) != 0)
+		fail_msg("%c: %s", k, err.msg);
+	assert_int_equal(pk_parse(&pk2, out, on, NULL, &err), 0);
+	struct pt_repr rp;
+	pt_repr_init(&rp, pk2.nv);
+	const char *s;
+	size_t len;
+	assert_int_equal(pt_repr(&rp, &pk2, pk2.root, &s, &len, &err), 0);
+	char *r = strndup(s, len);
+	pt_repr_free(&rp);
+	pk_free(&pk2);
+	pk_free(&pk);
+	free(out);
+	return r;
+}
+
+/* A tuple the memo shares ({'a': t, 'b': t, 'c': t}, t = (1, 2)): the
+ * place edited changes alone, the one that built it or one that took it. */
+static void test_shared_tuple(void **state)
+{
+	(void)state;
+	static const char p[] = "\x80\x02}(X\x01\x00\x00\x00" "aK\x01K\x02\x86q\x00"
+				"X\x01\x00\x00\x00" "bh\x00X\x01\x00\x00\x00" "ch\x00u.";
+	static const struct { char k; const char *want; } cases[] = {
+		{'a', "{'a': (3,), 'b': (1, 2), 'c': (1, 2)}"},
+		{'b', "{'a': (1, 2), 'b': (3,), 'c': (1, 2)}"},
+		{'c', "{'a': (1, 2), 'b': (1, 2), 'c': (3,)}"},
+	};
+	for (size_t i = 0; i < 3; i++) {
+		char *r = rewritten(p, sizeof(p) - 1, cases[i].k, "(3,)");
+		assert_string_equal(r, cases[i].want);
+		free(r);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -326,6 +381,7 @@ int main(void)
 		cmocka_unit_test(test_legacy_value),
 		cmocka_unit_test(test_reshape),
 		cmocka_unit_test(test_literals),
+		cmocka_unit_test(test_shared_tuple),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -26,7 +26,8 @@ struct mfs_edit {
 	mfs_id node;                /* TEXT: the file; TENSOR/ENTRIES: the tensor directory */
 
 	/* MFS_E_TEXT: the new content, one trailing newline already removed for
-	 * MFS_V_TEXT nodes (RAW nodes get the bytes as written). */
+	 * MFS_V_TEXT nodes (RAW and MFS_NF_EXACT nodes get the bytes as
+	 * written). */
 	const char *text;
 	size_t len;
 

@@ -104,7 +104,7 @@ mfs_id mfs_add_text(struct mfs_model *m, mfs_id parent, const char *name, size_t
 	memcpy(s, content, clen);
 	s[clen] = '\n';
 	m->nodes[id].u.text.s = s;
-	m->nodes[id].u.text.len = clen + 1;
+	m->nodes[id].u.text.len = clen + !(flags & MFS_NF_EXACT);
 	return id;
 }
 

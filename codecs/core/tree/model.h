@@ -43,6 +43,9 @@ enum mfs_view {
 #define MFS_NF_WRITABLE 0x01u   /* the file accepts writes */
 #define MFS_NF_TEXTLINK 0x02u   /* a link whose target is text (u.tlink), leading
 				   out of the model (a sibling model's tensor) */
+#define MFS_NF_EXACT    0x04u   /* a text file whose content is exact bytes (a
+				   pickled bytes value): no newline is appended
+				   to it nor taken from what is written */
 
 struct mfs_node {
 	mfs_id parent;            /* MFS_NONE for the root */
@@ -179,7 +182,8 @@ struct mfs_model {
  * out or the parent is MFS_NONE; the failure is remembered and makes the open
  * fail with ENOMEM, so codecs need not check every call. */
 mfs_id mfs_add_dir(struct mfs_model *m, mfs_id parent, const char *name, size_t len);
-/* A one-value text file; content without its newline (one is appended). */
+/* A one-value text file; content without its newline (one is appended,
+ * unless flags hold MFS_NF_EXACT). */
 mfs_id mfs_add_text(struct mfs_model *m, mfs_id parent, const char *name, size_t len,
 		    const char *content, size_t clen, unsigned flags);
 mfs_id mfs_add_textf(struct mfs_model *m, mfs_id parent, const char *name, unsigned flags,

@@ -275,10 +275,12 @@ static int write_text(struct mfs_model *m, mfs_id id, const struct mfs_content *
 		return r;
 	size_t len = (size_t)c->size;
 	if (n->view == MFS_V_TEXT) {
-		if (len && text[len - 1] == '\n')
+		bool exact = n->flags & MFS_NF_EXACT;
+		if (!exact && len && text[len - 1] == '\n')
 			len--;
-		/* A text ends in one newline, unless it is empty (no lines). */
-		uint64_t had = n->u.text.len ? n->u.text.len - 1 : 0;
+		/* A text ends in one newline, unless it is empty (no lines) or
+		 * exact bytes. */
+		uint64_t had = n->u.text.len && !exact ? n->u.text.len - 1 : n->u.text.len;
 		if (len == had && memcmp(text, n->u.text.s, len) == 0) {
 			free(text);
 			return 1;
@@ -358,7 +360,8 @@ static int check_fn(void *arg)
 	if (n->view == MFS_V_VALUES && t && t->dtype != MFS_DT_CHAR8 &&
 	    !(t->flags & MFS_TF_SPARSE))
 		return mfs_values_check(c->m->rt, t, c->text, c->len, c->st, c->err);
-	if (n->view != MFS_V_TEXT || c->st->off || c->len == 0 || c->text[c->len - 1] != '\n' ||
+	if (n->view != MFS_V_TEXT || (n->flags & MFS_NF_EXACT) || c->st->off || c->len == 0 ||
+	    c->text[c->len - 1] != '\n' ||
 	    memchr(c->text, '\n', c->len - 1) ||
 	    (n->u.text.len && memchr(n->u.text.s, '\n', n->u.text.len - 1)))
 		return 0;
