@@ -402,9 +402,7 @@ static int op_binfloat(struct pk_parser *ps)
 	const uint8_t *a = arg(ps, 8);
 	if (!a)
 		return -EINVAL;
-	uint64_t u = 0;
-	for (int k = 0; k < 8; k++)
-		u = u << 8 | a[k];
+	uint64_t u = mfs_be64(a);
 	double f;
 	memcpy(&f, &u, 8);
 	return push_float(ps, f);

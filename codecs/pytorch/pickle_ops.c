@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "numtext.h"
+#include "bytes.h"
 #include "pickle_impl.h"
 
 /* Append value x to the cell list (*head, *tail, *n) of a container. */
@@ -213,7 +214,7 @@ static int memo_key(struct pk_parser *ps, uint64_t *key)
 		return pk_fail(ps, "truncated opcode argument");
 	s = ps->pk->p + ps->pos;
 	ps->pos += n;
-	*key = n == 1 ? s[0] : (uint64_t)s[0] | (uint64_t)s[1] << 8 | (uint64_t)s[2] << 16 | (uint64_t)s[3] << 24;
+	*key = n == 1 ? s[0] : mfs_le32(s);
 	return 0;
 }
 

@@ -65,13 +65,6 @@ static int edit_tensor(struct mfs_model *m, const struct pt *pt, const struct mf
 }
 
 /* Bytes [off, off + n) of a new data.pkl (ctx: its buffer). */
-static int pkl_read(void *ctx, uint64_t off, uint64_t n, uint8_t *out, struct mfs_err *err)
-{
-	(void)err;
-	memcpy(out, (const uint8_t *)ctx + off, (size_t)n);
-	return 0;
-}
-
 /* The pickle's new bytes nb[0, nn) into the file: in place where its
  * length stays (only the bytes that differ), else rewritten. */
 static int put_pickle(struct mfs_model *m, const struct pt *pt, const uint8_t *nb, uint64_t nn,
@@ -103,7 +96,7 @@ static int put_pickle(struct mfs_model *m, const struct pt *pt, const uint8_t *n
 	if (!keep)
 		return mfs_error(err, ENOMEM, "out of memory");
 	memcpy(keep, nb, (size_t)nn);
-	struct mfs_zip_put put = {.member = pt->pkl_member, .src = {nn, pkl_read, keep}};
+	struct mfs_zip_put put = {.member = pt->pkl_member, .src = {nn, mfs_zip_mem_read, keep}};
 	return mfs_zip_replace(p, m->base, m->size, &pt->zip, &put, 1, 64, err);
 }
 

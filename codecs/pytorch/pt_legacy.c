@@ -42,11 +42,17 @@ static int preamble(struct mfs_model *m, uint64_t *pos, struct mfs_err *err)
 	if (r < 0 || (r = small(m, pos, &pk, "system info", err)) < 0)
 		return r;
 	const struct pk_val *d = &pk.v[pk.root];
-	for (uint32_t i = 0; d->kind == PK_DICT && i < d->n / 2; i++) {
-		const struct pk_val *k = &pk.v[pt_elem(&pk, d, 2 * i)], *v = &pk.v[pt_elem(&pk, d, 2 * i + 1)];
+	/* the dict's cells, key then value, walked once */
+	uint32_t c = d->kind == PK_DICT ? d->head : PK_NIL;
+	while (c != PK_NIL && pk.c[c].next != PK_NIL) {
+		uint32_t vc = pk.c[c].next;
+		const struct pk_val *k = &pk.v[pk.c[c].v], *v = &pk.v[pk.c[vc].v];
 		if (k->kind == PK_STR && k->u.s.len == 13 && !memcmp(pk_bytes(&pk, k), "little_endian", 13) &&
-		    v->kind == PK_BOOL && !v->u.i)
+		    v->kind == PK_BOOL && !v->u.i) {
 			r = mfs_error(err, EINVAL, "a big-endian legacy stream (only little-endian ones are shown)");
+			break;
+		}
+		c = pk.c[vc].next;
 	}
 	pk_free(&pk);
 	return r;

@@ -11,11 +11,13 @@
 #include "pytorch.h"
 
 /* Whether tuple v is plain ints written in one run of opcodes (as torch
- * writes sizes and strides): MARK or the first int, the ints one after the
+ * writes sizes and strides), none of them or the tuple taken from the memo
+ * elsewhere (replacing them would change those places too): MARK or the
+ * first int, the ints one after the
  * other, then the tuple opcode. */
 static bool plain_tuple(const struct pk *pk, uint32_t v)
 {
-	if (v == PK_NIL || pk->v[v].kind != PK_TUPLE || (pk->v[v].flags & PK_F_GOT))
+	if (v == PK_NIL || pk->v[v].kind != PK_TUPLE || (pk->v[v].flags & (PK_F_GOT | PK_F_SHARED)))
 		return false;
 	const struct pk_val *t = &pk->v[v];
 	uint64_t at = t->off + (t->op == 't' ? 1 : 0);
@@ -23,7 +25,7 @@ static bool plain_tuple(const struct pk *pk, uint32_t v)
 		return t->op == ')' && t->len == 1;
 	for (uint32_t c = t->head; c != PK_NIL; c = pk->c[c].next) {
 		const struct pk_val *x = &pk->v[pk->c[c].v];
-		if (x->kind != PK_INT || (x->flags & PK_F_GOT) || x->off != at)
+		if (x->kind != PK_INT || (x->flags & (PK_F_GOT | PK_F_SHARED)) || x->off != at)
 			return false;
 		at += x->len;
 	}
@@ -36,7 +38,7 @@ static uint32_t numel_of(const struct pk *pk, const struct pt_view *w)
 	uint32_t pid = pt_elem(pk, &pk->v[w->args], 0);
 	uint32_t id = pk->v[pid].a;
 	uint32_t n = pt_elem(pk, &pk->v[id], 4);
-	if (n == PK_NIL || pk->v[n].kind != PK_INT || (pk->v[n].flags & PK_F_GOT))
+	if (n == PK_NIL || pk->v[n].kind != PK_INT || (pk->v[n].flags & (PK_F_GOT | PK_F_SHARED)))
 		return PK_NIL;
 	return n;
 }
@@ -129,13 +131,6 @@ static int new_pickle(const struct pt *pt, const struct pt_view *w, const struct
 	return r < 0 ? mfs_error(err, ENOMEM, "out of memory") : 0;
 }
 
-static int buf_read(void *ctx, uint64_t off, uint64_t n, uint8_t *out, struct mfs_err *err)
-{
-	(void)err;
-	memcpy(out, (const uint8_t *)ctx + off, (size_t)n);
-	return 0;
-}
-
 int pt_reshape(struct mfs_model *m, const struct pt *pt, const struct mfs_tensor *t,
 	       const struct mfs_edit *e, struct mfs_patch *p, struct mfs_err *err)
 {
@@ -164,7 +159,7 @@ int pt_reshape(struct mfs_model *m, const struct pt *pt, const struct mfs_tensor
 	memcpy(runs, e->runs, e->nruns * sizeof(*runs));
 	*el = (struct elems){runs, e->nruns, 0, st->esize, bytes};
 	struct mfs_zip_put puts[2] = {
-		{.member = pt->pkl_member, .src = {pkl.len, buf_read, keep}},
+		{.member = pt->pkl_member, .src = {pkl.len, mfs_zip_mem_read, keep}},
 		{.member = st->member, .src = {bytes, elems_read, el}},
 	};
 	mfs_buf_free(&pkl);

@@ -131,8 +131,10 @@ int pt_storage_of(struct mfs_model *m, struct pt *pt, uint32_t persid, uint32_t 
 	const uint8_t *ks = pk_bytes(pk, &pk->v[key]);
 	uint32_t s = pt_storage_find(pt, ks, pk->v[key].u.s.len);
 	if (s != UINT32_MAX) {
+		char q[MFS_QUOTE_MAX];
 		if (pt->st[s].dtype != storages[row].dtype || pt->st[s].tname != storages[row].tname)
-			return mfs_error(err, EINVAL, "storage %.*s is named with two types", 32, (const char *)ks);
+			return mfs_error(err, EINVAL, "storage %s is named with two types",
+					 mfs_quote(q, ks, (size_t)pk->v[key].u.s.len));
 		return (int)(*out = s, 0);
 	}
 	size_t cap = pt->capst;

@@ -87,9 +87,10 @@ static int add_value(struct walk *w, mfs_id parent, struct mfs_dotted *d, const 
 
 /* Where a named entry goes: its parent and the name it is given there
  * (split at dots when d is set). */
-static mfs_id place(struct mfs_dotted *d, mfs_id parent, const char **name, size_t *len)
+static mfs_id place(struct mfs_dotted *d, mfs_id parent, const char **name, size_t *len,
+		    char req[16])
 {
-	return d ? mfs_dotted_parent(d, *name, *len, name, len) : parent;
+	return d ? mfs_dotted_parent(d, *name, *len, req, name, len) : parent;
 }
 
 static mfs_id add_dir(struct walk *w, mfs_id parent, struct mfs_dotted *d, const char *name,
@@ -215,7 +216,8 @@ static int add_scalar(struct walk *w, mfs_id parent, struct mfs_dotted *d, const
 		 * takes the call from the memo. */
 		if (!w->inert && pk->v[raw].kind == PK_STR && !(x->flags & PK_F_SHARED))
 			flags = MFS_NF_WRITABLE;
-		mfs_id p = place(d, parent, &name, &len);
+		char req[16];
+		mfs_id p = place(d, parent, &name, &len, req);
 		if (r == 0)
 			mfs_set_tag(w->m, mfs_add_text(w->m, p, name, len, b.p ? b.p : "", b.len,
 						       flags | MFS_NF_EXACT), v);
@@ -237,7 +239,8 @@ static int add_scalar(struct walk *w, mfs_id parent, struct mfs_dotted *d, const
 		flags = MFS_NF_WRITABLE;  /* a literal is checked when written: pt_value.c */
 	if (k == PK_BYTES)
 		flags |= MFS_NF_EXACT;  /* the bytes alone */
-	mfs_id p = place(d, parent, &name, &len);
+	char req[16];
+	mfs_id p = place(d, parent, &name, &len, req);
 	mfs_set_tag(w->m, mfs_add_text(w->m, p, name, len, s, n, flags), v);
 	return 0;
 }

@@ -137,8 +137,7 @@ static int enc_float(const struct pk_val *x, const char *s, size_t n, struct mfs
 	uint64_t u;
 	memcpy(&u, &f, 8);
 	uint8_t be[9] = {'G'};
-	for (int i = 0; i < 8; i++)
-		be[1 + i] = (uint8_t)(u >> (56 - 8 * i));
+	mfs_put_be64(be + 1, u);
 	return mfs_buf_add(b, be, 9);
 }
 

@@ -131,9 +131,10 @@ int pt_zip_record(struct mfs_model *m, struct pt *pt, struct pt_storage *s, stru
 		size_t rl;
 		if (!record_key(pt, i, &rk, &rl) || rl != kl || memcmp(rk, key, rl))
 			continue;
+		char q[MFS_QUOTE_MAX];
 		if (zm->method != 0 || zm->csize != zm->usize || (zm->flags & 1))
-			return mfs_error(err, EINVAL, "the record of storage %.*s is compressed (torch.save stores records as they are)",
-					 (int)(kl < 64 ? kl : 64), (const char *)key);
+			return mfs_error(err, EINVAL, "the record of storage %s is compressed (torch.save stores records as they are)",
+					 mfs_quote(q, key, kl));
 		s->member = i;
 		s->off = zm->data_off;
 		s->bytes = zm->usize;

@@ -108,4 +108,6 @@ const struct mfs_codec mfs_codec_pytorch = {
 	.open = pytorch_open,
 	.close = pytorch_close,
 	.edit = pt_edit,
+	/* read by content alone: a link and its target share one model */
+	.name_class = mfs_name_class_none,
 };

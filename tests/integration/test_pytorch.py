@@ -158,6 +158,7 @@ def test_plain_values():
         check(os.path.isdir(os.path.join(p, "deep", "0", "b", "0")), "tensor deep in a tuple")
         check(os.path.isdir(os.path.join(p, "index~1")), "top-level key index")
         check(os.path.isdir(os.path.join(p, "a", "shape~1")), "a key component named like a view")
+        eq(read_text(p, "b", "data~1"), "3\n", "a value's last component named like a view")
         eq(read_text(p, "odd", "%", "name", "%"), "1\n", "empty components")
 
 

@@ -137,7 +137,7 @@ def plain_values():
         ("empty_list", []), ("empty_dict", {}), ("nested", [[1, 2], [3], "x'y"]),
         ("mixed", [torch.tensor([1, 2]), 2, (0.5, None)]), ("deep", ({"a": 1, "b": [torch.ones(2)]},)),
         ("index", torch.tensor([0, 1, 2])), (7, "int key"), ((1, 2), "tuple key"),
-        ("a.shape", torch.zeros(1)), ("odd..name.", 1), ("slash/key", 2),
+        ("a.shape", torch.zeros(1)), ("b.data", 3), ("odd..name.", 1), ("slash/key", 2),
     ])
 
 

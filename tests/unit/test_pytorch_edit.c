@@ -344,7 +344,10 @@ static char *rewritten(const char *p, size_t n, char k, const char *text)
 	const char *s;
 	size_t len;
 	assert_int_equal(pt_repr(&rp, &pk2, pk2.root, &s, &len, &err), 0);
-	char *r = strndup(s, len);
+	char *r = malloc(len + 1);  /* the text is not NUL-terminated */
+	assert_non_null(r);
+	memcpy(r, s, len);
+	r[len] = '\0';
 	pt_repr_free(&rp);
 	pk_free(&pk2);
 	pk_free(&pk);

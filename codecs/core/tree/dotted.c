@@ -307,12 +307,12 @@ mfs_id mfs_dotted_add_dir(struct mfs_dotted *d, const char *name, size_t len)
 	return c;
 }
 
-mfs_id mfs_dotted_parent(struct mfs_dotted *d, const char *name, size_t len, const char **last,
-			 size_t *last_len)
+mfs_id mfs_dotted_parent(struct mfs_dotted *d, const char *name, size_t len, char req[16],
+			 const char **last, size_t *last_len)
 {
 	struct place pl = walk(d, name, len, NULL);
-	*last = pl.last;
 	*last_len = pl.last_len;
+	*last = pl.dir == MFS_NONE ? pl.last : request_name(pl.last, last_len, req);
 	return pl.dir;
 }
 

@@ -47,9 +47,11 @@ mfs_id mfs_dotted_add(struct mfs_dotted *d, const char *name, size_t len,
  * there, if any, so that `a.b` and `a.b.c` share `a/b/`), or MFS_NONE. */
 mfs_id mfs_dotted_add_dir(struct mfs_dotted *d, const char *name, size_t len);
 /* The directory the name's last component goes in (made as needed), that
- * component in *last, *last_len: the codec adds its own node there. */
-mfs_id mfs_dotted_parent(struct mfs_dotted *d, const char *name, size_t len, const char **last,
-			 size_t *last_len);
+ * component in *last, *last_len, named as a tensor's would be (a view's
+ * name such as `shape` as `shape~1`, in req): the codec adds its own node
+ * there. */
+mfs_id mfs_dotted_parent(struct mfs_dotted *d, const char *name, size_t len, char req[16],
+			 const char **last, size_t *last_len);
 /* An `index` line alone (a tensor the codec added elsewhere, under a name
  * of its own). */
 void mfs_dotted_index(struct mfs_dotted *d, const char *name, size_t len,

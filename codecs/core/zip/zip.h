@@ -120,6 +120,8 @@ struct mfs_zip_src {
 	int (*read)(void *ctx, uint64_t off, uint64_t n, uint8_t *out, struct mfs_err *err);
 	void *ctx;
 };
+/* A read for content held in memory: ctx is its first byte. */
+int mfs_zip_mem_read(void *ctx, uint64_t off, uint64_t n, uint8_t *out, struct mfs_err *err);
 
 /* Bytes [off, off + len) of a member's content become bytes[0, len). */
 struct mfs_zip_run {

@@ -309,3 +309,10 @@ int mfs_zip_patch_crc(struct mfs_patch *p, const uint8_t *base, const struct mfs
 	int r = mfs_zip_writable(zm, err);
 	return r < 0 ? r : put_crc(p, zm, patched_crc(base, zm, p, from), err);
 }
+
+int mfs_zip_mem_read(void *ctx, uint64_t off, uint64_t n, uint8_t *out, struct mfs_err *err)
+{
+	(void)err;
+	memcpy(out, (const uint8_t *)ctx + off, (size_t)n);
+	return 0;
+}
