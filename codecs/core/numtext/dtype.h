@@ -73,7 +73,8 @@ enum mfs_dtype mfs_dtype_from_name(const char *name);
 /* One value of an integer, float32 or float64 dtype as another of them
  * (dtype_convert.c); false when it does not keep its exact value (dst then
  * holds the nearest one: the bound of an integer range, 0 for a NaN, an
- * infinity for a float too large) or a dtype is none of those. */
+ * infinity for a float too large), or when a dtype is none of those (dst
+ * then untouched). */
 bool mfs_dtype_convert(enum mfs_dtype dst_dt, void *dst, enum mfs_dtype src_dt, const void *src);
 
 /* The dtype of data.npy's elements for a tensor of dtype dt: dt, float32

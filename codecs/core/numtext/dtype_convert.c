@@ -16,7 +16,8 @@ struct num {
 	double f;
 };
 
-static struct num load(enum mfs_dtype dt, const void *p)
+/* The value at p of dtype dt into *v; false for a dtype none of those. */
+static bool load(enum mfs_dtype dt, const void *p, struct num *out)
 {
 	struct num v = {NUM_S, 0, 0, 0};
 	switch (dt) {
@@ -30,9 +31,10 @@ static struct num load(enum mfs_dtype dt, const void *p)
 	case MFS_DT_U64: { uint64_t x; memcpy(&x, p, 8); v.kind = NUM_U; v.u = x; break; }
 	case MFS_DT_F32: { float x; memcpy(&x, p, 4); v.kind = NUM_F; v.f = x; break; }
 	case MFS_DT_F64: { double x; memcpy(&x, p, 8); v.kind = NUM_F; v.f = x; break; }
-	default: break;
+	default: return false;
 	}
-	return v;
+	*out = v;
+	return true;
 }
 
 #define TWO63 9223372036854775808.0
@@ -99,7 +101,9 @@ static bool same_value(double d, struct num v)
 
 bool mfs_dtype_convert(enum mfs_dtype dst_dt, void *dst, enum mfs_dtype src_dt, const void *src)
 {
-	struct num v = load(src_dt, src);
+	struct num v;
+	if (!load(src_dt, src, &v))
+		return false;  /* dst untouched */
 	int64_t s = 0;
 	uint64_t u = 0;
 	bool ok, sig = true;

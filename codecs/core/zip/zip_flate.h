@@ -2,9 +2,10 @@
  * calls into a deflate library. Two files implement it, one chosen at build
  * time (the meson option `isal`): zip_flate_isal.c (Intel's ISA-L,
  * isal_inflate and isal_deflate, the faster) and zip_flate_zlib.c (zlib).
- * Inflating: Both hold bounded state (ISA-L's
- * about 87 KiB, zlib's about 44 KiB), never allocate once started, and keep
- * the CRC-32 of every byte they put out. Nothing here knows of zip
+ * Both inflaters hold bounded state (ISA-L's about 87 KiB, allocated when
+ * the stream starts; zlib's about 44 KiB, its 32 KiB window allocated by
+ * the first call that puts out bytes) and keep the CRC-32 of every byte
+ * they put out. Nothing here knows of zip
  * members: zip_in.c checks a member's sizes and CRC-32 against them. */
 #ifndef MFS_ZIP_FLATE_H
 #define MFS_ZIP_FLATE_H
