@@ -14,9 +14,11 @@ shown inert and nothing runs; broken files pass through with an errors
 line."""
 import collections
 import errno
+import io
 import os
 import shutil
 import tempfile
+import threading
 import zipfile
 
 import numpy as np
@@ -629,6 +631,109 @@ def test_zip_layout_of_samples():
     eq(tops["pytorch_model.bin"], "archive/", "saved through a buffer")
 
 
+def random_finite(rng, dtype, shape):
+    """Values of dtype from random bits (every exponent, both signs), the
+    non-finite ones replaced by 0."""
+    n = int(np.prod(shape))
+    size = np.dtype(dtype).itemsize
+    bits = rng.integers(0, 2 ** (8 * size), n, dtype=np.uint64, endpoint=False)
+    a = bits.astype("<u%d" % size).view(dtype)
+    a[~np.isfinite(a)] = 0
+    return a.reshape(shape)
+
+
+def test_digits_bit_exact():
+    """float32 and float64 values from random bits written through
+    values.txt with every digit (%.9g, %.17g): a float32 tensor of 600x1000
+    (147 chunks of 4096 values: read ahead, its text kept) and a float64
+    view with a storage offset (rows 5 on of a larger storage, which another
+    tensor also shows); torch.load reads them back bit-exact, data and the
+    float64 values.txt read them back as the same bits, the rows before the
+    view unchanged; with the text cache on and off."""
+    rng = np.random.default_rng(11)
+    rows = 150 if SLOW else 600
+    for opts in ([], ["-o", "text_cache=0"]):
+        base = torch.from_numpy(random_finite(rng, np.float64, (rows // 4 + 5, 400)))
+        with mount([], opts=opts) as m:
+            torch.save({"f32": torch.zeros(rows, 1000), "base": base, "f64": base[5:]}, m.s("d.pt"))
+            new32 = random_finite(rng, np.float32, (rows, 1000))
+            new64 = random_finite(rng, np.float64, (rows // 4, 400))
+            write_ok(m.m("d.pt", "f32", "values.txt"),
+                     "".join(" ".join("%.9g" % v for v in r) + "\n" for r in new32.tolist()))
+            write_ok(m.m("d.pt", "f64", "values.txt"),
+                     "".join(" ".join("%.17g" % v for v in r) + "\n" for r in new64.tolist()))
+            o = torch.load(m.s("d.pt"))
+            eq(o["f32"].numpy().tobytes(), new32.tobytes(), "%s float32 bit-exact" % (opts,))
+            eq(o["f64"].numpy().tobytes(), new64.tobytes(), "%s float64 bit-exact" % (opts,))
+            eq(o["base"][:5].numpy().tobytes(), base[:5].numpy().tobytes(), "the rows before the view")
+            check(o["base"].storage().data_ptr() == o["f64"].storage().data_ptr(), "storage still shared")
+            with open(m.m("d.pt", "f32", "data"), "rb") as f:
+                eq(f.read(), new32.tobytes(), "%s data of float32" % (opts,))
+            back = np.array(read_text(m.m("d.pt", "f64"), "values.txt").split(), dtype=np.float64)
+            eq(back.tobytes(), new64.tobytes(), "%s values.txt of float64" % (opts,))
+
+
+def test_readers_and_writers():
+    """Readers of one tensor's data, values.txt and data.npy at once while
+    two writers commit whole new contents, one through data and one through
+    values.txt (a 400x1000 float32 tensor: 98 chunks, read ahead and kept):
+    every read is one whole version; at the end torch.load reads the
+    version data shows, and the other tensor is unchanged."""
+    rows = 200 if SLOW else 400  # 49 or 98 chunks: past the 32 at which text is kept
+    versions = [np.full((rows, 1000), k, dtype=np.float32) for k in (1.0, 2.5, -3.0, 4.25)]
+    raws = {v.tobytes() for v in versions}
+    other = torch.arange(12, dtype=torch.float64)
+    with mount([]) as m:
+        torch.save({"w": torch.from_numpy(versions[0].copy()), "other": other}, m.s("c.pt"))
+        d = m.m("c.pt", "w")
+        bad, stop = [], threading.Event()
+
+        def reader(view):
+            while not stop.is_set():
+                with open(os.path.join(d, view), "rb") as f:
+                    got = f.read()
+                if view == "data" and got not in raws:
+                    bad.append("data: %d bytes of no version" % len(got))
+                elif view == "values.txt":
+                    lines = got.split(b"\n")
+                    if len(lines) != rows + 1 or len(set(lines[:-1])) != 1:
+                        bad.append("values.txt: %d lines, mixed" % len(lines))
+                elif view == "data.npy":
+                    a = np.load(io.BytesIO(got))
+                    if a.tobytes() not in raws:
+                        bad.append("data.npy: no version")
+
+        def writer(view, order):
+            for k in order:
+                if view == "data":
+                    with open(os.path.join(d, "data"), "r+b") as f:
+                        f.write(versions[k].tobytes())
+                else:
+                    write_ok(os.path.join(d, "values.txt"), values_text(versions[k]))
+
+        readers = [threading.Thread(target=reader, args=(v,))
+                   for v in ("data", "data", "values.txt", "data.npy")]
+        writers = [threading.Thread(target=writer, args=("data", (1, 2, 3, 0, 2) * 3)),
+                   threading.Thread(target=writer, args=("values.txt", (3, 1, 0, 2) * 3))]
+        for t in readers + writers:
+            t.start()
+        for t in writers:
+            t.join()
+        stop.set()
+        for t in readers:
+            t.join()
+        check(not bad, "readers: %r" % bad[:3])
+        with open(os.path.join(d, "data"), "rb") as f:
+            last = f.read()
+        check(last in raws, "the last version is one written")
+        o = torch.load(m.s("c.pt"))
+        eq(o["w"].numpy().tobytes(), last, "torch.load reads what data shows")
+        eq(o["other"].tolist(), other.tolist(), "the other tensor")
+        with zipfile.ZipFile(m.s("c.pt")) as z:
+            eq(z.testzip(), None, "zipfile clean")
+        eq(m.errors(), "", ".modelfs/errors")
+
+
 if __name__ == "__main__":
     try:
         run([test_zip_layout_of_samples, test_read_every_file, test_module_state_dicts,
@@ -638,6 +743,7 @@ if __name__ == "__main__":
              test_data_npy_same_shape, test_data_npy_new_shape, test_edit_scalars_in_place, test_edit_pickle_rewrite,
              test_edit_literals, test_edit_shared_literal,
              test_objects_read_only, test_edit_bytes, test_refused, test_legacy_in_place, test_many_and_large,
-             test_nothing_runs, test_broken_pass_through])
+             test_nothing_runs, test_broken_pass_through, test_digits_bit_exact,
+             test_readers_and_writers])
     finally:
         shutil.rmtree(SAMPLES, ignore_errors=True)
